@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+// The sitefs package: the `sitefs` mount daemon (coming) and `sitefs-server`, the
+// reference document server it is developed and tested against.
+import PackageDescription
+
+/// Hashing runs thousands of rounds per sign-in (PBKDF2); debug builds would make every
+/// test that signs in slow, so this one small target is always optimised.
+let optimisedAlways: [SwiftSetting] = [.unsafeFlags(["-O"])]
+
+let package = Package(
+    name: "sitefs",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "sitefs-server", targets: ["SitefsServerCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
+    ],
+    targets: [
+        // Wire vocabulary shared by server and client: item JSON, names, timestamps.
+        .target(name: "SitefsAPI"),
+        // SHA-256, HMAC, PBKDF2 and secure random tokens, without extra dependencies.
+        .target(name: "SitefsCrypto", swiftSettings: optimisedAlways),
+        // Sample office documents (.odt, .docx, .xlsx) for the demo sites.
+        .target(name: "SitefsDemoContent"),
+        // The reference document server: storage, auth, HTTP routes.
+        .target(
+            name: "SitefsServerCore",
+            dependencies: [
+                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["openapi.yaml"]
+        ),
+        .executableTarget(
+            name: "SitefsServerCLI",
+            dependencies: [
+                "SitefsServerCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
+        .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
+        .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
+        .testTarget(
+            name: "SitefsServerTests",
+            dependencies: [
+                "SitefsServerCore", "SitefsAPI", "SitefsServerCLI",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+    ]
+)

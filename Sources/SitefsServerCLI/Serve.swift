@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import SitefsServerCore
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve API v1 over HTTP. Prints 'listening on http://HOST:PORT' once ready.")
+
+    @OptionGroup var options: DataOptions
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on; 0 picks a free one.") var port = 8080
+    @Flag(help: "Seed user demo (password demo) and two sample sites, if absent.") var demo = false
+    @Option(name: .customLong("token-ttl"), help: "Seconds a session token stays valid.") var tokenLifetime: Int64 = 7 * 24 * 3600
+    @Option(name: .customLong("max-upload"), help: "Largest accepted upload in bytes.") var maximumUpload: Int64 = 16 << 30
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        let logger = Logger(label: "sitefs-server")
+        let configuration = ServerConfiguration(
+            dataDirectory: URL(fileURLWithPath: options.data), host: host, port: port,
+            tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload)
+        let storage = try ServerStorage(configuration: configuration)
+        if demo {
+            let created = try await DemoSeeder(storage: storage).seed()
+            if !created.isEmpty { logger.info("demo: seeded \(created.joined(separator: ", ")); sign in as demo / demo") }
+        }
+        let app = DocumentServer.application(storage: storage, configuration: configuration, logger: logger) { host, port in
+            // The first line on stdout, exactly: scripts and tests wait for it.
+            FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+        }
+        try await app.runService()
+    }
+}

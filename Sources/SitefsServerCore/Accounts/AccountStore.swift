@@ -1,0 +1,129 @@
+import GRDB
+import SitefsAPI
+import SitefsCrypto
+
+/// Users, their password hashes, session tokens and site grants.
+///
+/// Passwords are kept as salted PBKDF2-SHA256 hashes. Session tokens are 256 random bits
+/// handed to the client once; the database keeps only their SHA-256, so a copy of the
+/// database does not sign anybody in.
+public struct AccountStore: Sendable {
+    let metadata: MetadataStore
+    let tokenLifetimeSeconds: Int64
+    let passwordIterations: Int
+
+    /// A hash of a password nobody has, checked when the user is unknown so that a wrong
+    /// user name costs as much time as a wrong password.
+    private let decoyHash: String
+
+    init(metadata: MetadataStore, tokenLifetimeSeconds: Int64, passwordIterations: Int) {
+        self.metadata = metadata
+        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.passwordIterations = passwordIterations
+        self.decoyHash = PasswordHash.make(password: Hex.encode(SecureRandom.bytes(count: 16)), iterations: passwordIterations)
+    }
+
+    /// User names: 1-64 characters of letters, digits and `._@-`, so they are safe in
+    /// logs, file metadata and conflict file names.
+    public static func validateUserName(_ name: String) throws {
+        let allowed = name.unicodeScalars.allSatisfy {
+            ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._@-".unicodeScalars.contains($0))
+        }
+        guard !name.isEmpty, name.count <= 64, allowed else {
+            throw APIError.badRequest("user names are 1-64 letters, digits or . _ @ -", code: "invalid_user_name")
+        }
+    }
+
+    public func addUser(named name: String, password: String) async throws {
+        try Self.validateUserName(name)
+        guard !password.isEmpty else { throw APIError.badRequest("the password is empty", code: "empty_password") }
+        let hash = PasswordHash.make(password: password, iterations: passwordIterations)
+        try await metadata.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) != nil {
+                throw APIError.conflict("user '\(name)' already exists", code: "user_exists")
+            }
+            try db.execute(sql: "INSERT INTO users (name, password_hash, created_at) VALUES (?, ?, ?)",
+                           arguments: [name, hash, Timestamp.now().microseconds])
+        }
+    }
+
+    public func userExists(_ name: String) async throws -> Bool {
+        try await metadata.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) != nil }
+    }
+
+    /// Checks a password and opens a session. Wrong user and wrong password are the same 401.
+    public func signIn(username: String, password: String) async throws -> SessionGrant {
+        let user = try await metadata.read { db -> (id: Int64, hash: String)? in
+            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM users WHERE name = ?", arguments: [username])
+                .map { ($0["id"], $0["password_hash"]) }
+        }
+        guard PasswordHash.verify(password: password, stored: user?.hash ?? decoyHash), let userID = user?.id else {
+            throw APIError.unauthorized("wrong user name or password")
+        }
+        let token = Base64URL.encode(SecureRandom.bytes(count: 32))
+        let now = Timestamp.now().microseconds
+        let expires = now + tokenLifetimeSeconds * 1_000_000
+        try await metadata.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE expires_at <= ?", arguments: [now])
+            try db.execute(sql: "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                           arguments: [Self.tokenHash(token), userID, now, expires])
+        }
+        return SessionGrant(token: token, expiresAt: Timestamp(microsecondsSinceEpoch: expires))
+    }
+
+    /// The user a bearer token belongs to, or 401 when it is unknown, revoked or expired.
+    public func caller(forToken token: String) async throws -> Caller {
+        let row = try await metadata.read { db -> (id: Int64, name: String, expires: Int64)? in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT users.id, users.name, sessions.expires_at FROM sessions JOIN users ON users.id = sessions.user_id
+                    WHERE sessions.token_hash = ?
+                    """,
+                arguments: [Self.tokenHash(token)]
+            ).map { ($0["id"], $0["name"], $0["expires_at"]) }
+        }
+        guard let row else { throw APIError.unauthorized("the session token is unknown or was revoked; sign in again") }
+        guard row.expires > Timestamp.now().microseconds else {
+            throw APIError.unauthorized("the session token has expired; sign in again")
+        }
+        return Caller(userID: row.id, name: row.name)
+    }
+
+    public func signOut(token: String) async throws {
+        try await metadata.write { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [Self.tokenHash(token)])
+        }
+    }
+
+    /// Ends every session of a user at `when` (tests and administration).
+    public func expireSessions(of username: String, at when: Timestamp = .now()) async throws {
+        try await metadata.write { db in
+            try db.execute(
+                sql: "UPDATE sessions SET expires_at = ? WHERE user_id = (SELECT id FROM users WHERE name = ?)",
+                arguments: [when.microseconds, username])
+        }
+    }
+
+    /// Grants a user a site (or changes the grant's read-only flag).
+    public func grant(user: String, site: String, readOnly: Bool) async throws {
+        try await metadata.write { db in
+            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [user]) else {
+                throw APIError(.notFound, code: "no_such_user", "there is no user '\(user)'")
+            }
+            guard let siteID = try Int64.fetchOne(
+                db, sql: "SELECT id FROM items WHERE parent_id IS NULL AND name = ?", arguments: [site])
+            else { throw APIError(.notFound, code: "no_such_site", "there is no site '\(site)'") }
+            try db.execute(
+                sql: """
+                    INSERT INTO grants (user_id, site_id, read_only) VALUES (?, ?, ?)
+                    ON CONFLICT (user_id, site_id) DO UPDATE SET read_only = excluded.read_only
+                    """,
+                arguments: [userID, siteID, readOnly])
+        }
+    }
+
+    static func tokenHash(_ token: String) -> String {
+        Hex.encode(SHA256.hash(Array(token.utf8)))
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// Builds the HTTP application: routes of API v1 over a data directory.
+public enum DocumentServer {
+    public static func router(storage: ServerStorage, logger: Logger) -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(logger: logger))
+        router.add(middleware: ErrorMiddleware(logger: logger))
+
+        let sessions = SessionRoutes(accounts: storage.accounts)
+        let items = ItemRoutes(documents: storage.documents)
+        let content = ContentRoutes(documents: storage.documents)
+
+        let v1 = router.group("v1")
+        v1.post("session", use: sessions.signIn)
+
+        let signedIn = v1.group().add(middleware: AuthenticationMiddleware(accounts: storage.accounts))
+        signedIn.delete("session", use: sessions.signOut)
+        signedIn.get("sites", use: items.sites)
+        signedIn.get("changes", use: items.changes)
+        signedIn.get("items/:id", use: items.item)
+        signedIn.patch("items/:id", use: items.update)
+        signedIn.delete("items/:id", use: items.delete)
+        signedIn.get("items/:id/children", use: items.children)
+        signedIn.post("items/:id/children", use: items.create)
+        signedIn.get("items/:id/versions", use: items.versions)
+        signedIn.get("items/:id/content", use: content.download)
+        signedIn.put("items/:id/content", use: content.upload)
+        return router
+    }
+
+    /// The application, listening where `configuration` says. `onListening` gets the bound
+    /// address once the socket is open (with `--port 0`, the port the kernel picked).
+    public static func application(
+        storage: ServerStorage, configuration: ServerConfiguration, logger: Logger,
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) -> some ApplicationProtocol {
+        let host = configuration.host
+        return Application(
+            router: router(storage: storage, logger: logger),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sitefs-server"),
+            onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+}

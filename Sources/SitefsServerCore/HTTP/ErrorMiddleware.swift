@@ -1,0 +1,41 @@
+import Hummingbird
+import Logging
+
+/// Turns every error into the API's JSON error response, so clients always get
+/// `{"error": {"code", "message"}}`, and the request log sees the real status.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return try error.response(from: request, context: context)
+        } catch let error as HTTPError {
+            var converted = APIError(error.status, code: Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
+            if error.status == .notFound && error.body == nil { converted.message = "no such endpoint" }
+            converted.extraHeaders = error.headers
+            return try converted.response(from: request, context: context)
+        } catch {
+            logger.error("internal error in \(request.method) \(request.uri.path): \(error)")
+            return try APIError(.internalServerError, code: "internal", "the server failed; see its log")
+                .response(from: request, context: context)
+        }
+    }
+
+    static func code(for status: HTTPResponse.Status) -> String {
+        switch status {
+        case .badRequest: return "bad_request"
+        case .unauthorized: return "unauthorized"
+        case .forbidden: return "forbidden"
+        case .notFound: return "not_found"
+        case .methodNotAllowed: return "method_not_allowed"
+        case .conflict: return "conflict"
+        case .preconditionFailed: return "version_mismatch"
+        case .contentTooLarge: return "too_large"
+        case .rangeNotSatisfiable: return "bad_range"
+        default: return "http_\(status.code)"
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Hummingbird
+import SitefsAPI
+
+/// Metadata routes: sites, items, children, versions, the change feed.
+struct ItemRoutes {
+    let documents: DocumentStore
+
+    func sites(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        let page = try await documents.sites(
+            cursor: try query.string("cursor"), limit: try Self.pageLimit(query), for: try context.requireCaller())
+        return JSONBody.response(page)
+    }
+
+    func item(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let item = try await documents.item(try context.parameters.require("id"), for: try context.requireCaller())
+        return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
+    }
+
+    func children(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        let page = try await documents.children(
+            of: try context.parameters.require("id"), cursor: try query.string("cursor"),
+            limit: try Self.pageLimit(query), for: try context.requireCaller())
+        return JSONBody.response(page)
+    }
+
+    /// Creates a folder (JSON body) or a file (`?name=` and the bytes as the body).
+    func create(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let parent = try context.parameters.require("id")
+        let caller = try context.requireCaller()
+        let query = try QueryParameters(request.uri.query)
+        let item: Item
+        if let nameBytes = query.bytes("name") {
+            do { try ItemName.validate(utf8: nameBytes) } catch { throw APIError.invalidName(error) }
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > documents.maximumUploadBytes {
+                throw APIError.contentTooLarge(limit: documents.maximumUploadBytes)
+            }
+            item = try await documents.createFile(named: name, in: parent, body: request.body, by: caller)
+        } else {
+            let folder = try await JSONBody.decode(NewFolder.self, from: request, context: context)
+            guard folder.kind == .folder else {
+                throw APIError.badRequest("JSON creates folders only; send a file's bytes with ?name=", code: "bad_kind")
+            }
+            item = try await documents.createFolder(named: folder.name, in: parent, by: caller)
+        }
+        return JSONBody.response(item, status: .created, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
+    }
+
+    func update(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let patch = try await JSONBody.decode(ItemPatch.self, from: request, context: context)
+        let item = try await documents.update(
+            try context.parameters.require("id"), with: patch, condition: ConditionalHeaders.ifMatch(request),
+            by: try context.requireCaller())
+        return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
+    }
+
+    func delete(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        try await documents.delete(
+            try context.parameters.require("id"), condition: ConditionalHeaders.ifMatch(request), by: try context.requireCaller())
+        return Response(status: .noContent)
+    }
+
+    func versions(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let versions = try await documents.versions(of: try context.parameters.require("id"), for: try context.requireCaller())
+        return JSONBody.response(VersionList(versions: versions))
+    }
+
+    func changes(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let query = try QueryParameters(request.uri.query)
+        let page = try await documents.changes(since: try query.string("cursor"), for: try context.requireCaller())
+        return JSONBody.response(page)
+    }
+
+    static func pageLimit(_ query: QueryParameters) throws -> Int {
+        try query.integer("limit", in: 1...DocumentStore.maximumPageSize, default: DocumentStore.defaultPageSize)
+    }
+}

@@ -1,0 +1,47 @@
+import GRDB
+import SitefsAPI
+
+extension DocumentStore {
+    /// Most feed entries one call returns; `has_more` says when to ask again at once.
+    static let changeBatch = 1000
+
+    /// What changed in the caller's sites since `cursor`: each item once, as it is now, or
+    /// as deleted. Without a cursor: no changes and the cursor of "now", the starting point
+    /// for a client that has just listed everything.
+    public func changes(since cursor: String?, for caller: Caller) async throws -> ChangePage {
+        guard let userID = caller.userID else { throw APIError.forbidden("the change feed is per user") }
+        guard let cursor else {
+            let latest = try await metadata.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM changes") ?? 0 }
+            return ChangePage(changes: [], nextCursor: Cursor.encode(.changes, latest), hasMore: false)
+        }
+        let after = try Cursor.decode(.changes, cursor)
+        return try await metadata.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, site_id, item_id FROM changes
+                    WHERE seq > ? AND site_id IN (SELECT site_id FROM grants WHERE user_id = ?)
+                    ORDER BY seq LIMIT ?
+                    """,
+                arguments: [after, userID, Self.changeBatch])
+            // Later entries for the same item supersede earlier ones: report each item once,
+            // at the position of its last change, as it is now.
+            var lastPosition: [Int64: Int] = [:]
+            for (index, row) in rows.enumerated() { lastPosition[row["item_id"]] = index }
+            var changes: [Change] = []
+            for (index, row) in rows.enumerated() where lastPosition[row["item_id"]] == index {
+                let itemID: Int64 = row["item_id"]
+                let siteID: Int64 = row["site_id"]
+                if let current = try ItemRow.fetch(db, id: itemID),
+                   let access = try SiteAccess.of(caller, site: current.siteID, in: db) {
+                    changes.append(.item(current.item(access: access)))
+                } else {
+                    changes.append(.deleted(id: String(itemID), siteID: String(siteID)))
+                }
+            }
+            let last: Int64 = rows.last?["seq"] ?? after
+            return ChangePage(changes: changes, nextCursor: Cursor.encode(.changes, last),
+                              hasMore: rows.count == Self.changeBatch)
+        }
+    }
+}

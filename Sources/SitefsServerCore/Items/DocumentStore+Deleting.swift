@@ -1,0 +1,33 @@
+import GRDB
+import SitefsAPI
+
+extension DocumentStore {
+    /// Deletes a file, or a folder with everything in it. Each removed item gets its own
+    /// entry in the change feed, so clients can drop exactly what they cached.
+    public func delete(_ id: String, condition: VersionCondition?, by caller: Caller) async throws {
+        let orphanedBlobs = try await metadata.write { db -> [String] in
+            let victim = try VisibleItem.find(id, for: caller, in: db)
+            guard victim.row.kind != .site else { throw APIError.forbidden("sites are deleted by the administrator") }
+            try victim.requireWritable()
+            try VersionCondition.check(condition, victim)
+            let subtree = try Int64.fetchAll(
+                db,
+                sql: """
+                    WITH RECURSIVE subtree(id) AS (
+                        SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)
+                    SELECT id FROM subtree
+                    """,
+                arguments: [victim.row.id])
+            var blobs: [String] = []
+            for itemID in subtree {
+                blobs += try String.fetchAll(db, sql: "SELECT blob FROM versions WHERE item_id = ?", arguments: [itemID])
+                try Mutation.recordChange(db, site: victim.row.siteID, item: itemID, deleted: true)
+            }
+            try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [victim.row.id])
+            return blobs
+        }
+        // After the commit: a crash before this line leaves unreferenced blobs, never a
+        // version without its bytes.
+        blobs.remove(orphanedBlobs)
+    }
+}

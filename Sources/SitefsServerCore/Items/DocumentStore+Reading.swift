@@ -1,0 +1,84 @@
+import GRDB
+import SitefsAPI
+
+extension DocumentStore {
+    public func item(_ id: String, for caller: Caller) async throws -> Item {
+        try await metadata.read { db in try VisibleItem.find(id, for: caller, in: db).item }
+    }
+
+    /// One page of a folder's (or site's) children, in the order they entered it.
+    public func children(of id: String, cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
+        let after = try cursor.map { try Cursor.decode(.children, $0) } ?? 0
+        return try await metadata.read { db in
+            let parent = try VisibleItem.find(id, for: caller, in: db)
+            guard parent.row.isContainer else { throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder") }
+            let rows = try ItemRow.fetchAll(
+                db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
+                arguments: [parent.row.id, after, limit + 1])
+            let page = rows.prefix(limit)
+            let next = rows.count > limit ? page.last.map { Cursor.encode(.children, $0.listSeq) } : nil
+            return ItemPage(items: page.map { $0.item(access: parent.access) }, nextCursor: next)
+        }
+    }
+
+    /// One page of the sites granted to the caller, by id.
+    public func sites(cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
+        let after = try cursor.map { try Cursor.decode(.sites, $0) } ?? 0
+        guard let userID = caller.userID else { return ItemPage(items: [], nextCursor: nil) }
+        return try await metadata.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT items.*, grants.read_only AS granted_read_only FROM grants
+                    JOIN items ON items.id = grants.site_id
+                    WHERE grants.user_id = ? AND items.id > ? ORDER BY items.id LIMIT ?
+                    """,
+                arguments: [userID, after, limit + 1])
+            let page = try rows.prefix(limit).map { row -> Item in
+                let access: SiteAccess = (row["granted_read_only"] as Bool) ? .readOnly : .readWrite
+                return try ItemRow(row: row).item(access: access)
+            }
+            let next = rows.count > limit ? page.last.map { Cursor.encode(.sites, Int64($0.id)!) } : nil
+            return ItemPage(items: page, nextCursor: next)
+        }
+    }
+
+    /// The versions of a file, newest first.
+    public func versions(of id: String, for caller: Caller) async throws -> [Version] {
+        try await metadata.read { db in
+            let file = try VisibleItem.find(id, for: caller, in: db)
+            guard file.row.kind == .file else { throw APIError.badRequest("only files have versions", code: "not_a_file") }
+            return try Row.fetchAll(
+                db, sql: "SELECT etag, size, modified_at, modified_by FROM versions WHERE item_id = ? ORDER BY id DESC",
+                arguments: [file.row.id]
+            ).map { row in
+                Version(etag: row["etag"], size: row["size"],
+                        modifiedAt: Timestamp(microsecondsSinceEpoch: row["modified_at"]), modifiedBy: row["modified_by"])
+            }
+        }
+    }
+
+    /// Where the bytes of a file (or one of its older versions) are.
+    public struct ContentLocation: Sendable {
+        public let path: String
+        public let size: Int64
+        public let etag: String
+        public let contentType: String
+    }
+
+    public func content(of id: String, version: String?, for caller: Caller) async throws -> ContentLocation {
+        try await metadata.read { db in
+            let file = try VisibleItem.find(id, for: caller, in: db)
+            guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
+            let contentType = file.row.contentType ?? "application/octet-stream"
+            guard let version, version != file.row.etag else {
+                guard let blob = file.row.blob else { throw DatabaseError(message: "file \(file.row.id) has no content") }
+                return ContentLocation(path: blobs.path(of: blob), size: file.row.size, etag: file.row.etag, contentType: contentType)
+            }
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT blob, size FROM versions WHERE item_id = ? AND etag = ?", arguments: [file.row.id, version])
+            else { throw APIError(.notFound, code: "no_such_version", "this file has no version '\(version)'") }
+            return ContentLocation(path: blobs.path(of: row["blob"]), size: row["size"], etag: version, contentType: contentType)
+        }
+    }
+}

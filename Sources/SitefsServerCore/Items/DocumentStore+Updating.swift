@@ -1,0 +1,126 @@
+import GRDB
+import Hummingbird
+import SitefsAPI
+
+extension DocumentStore {
+    /// Stores a new version of a file from a streamed body, if `condition` still holds when
+    /// the body has arrived. Of several uploads based on the same version exactly one wins;
+    /// the others get 412 with the item as it then is.
+    public func replaceContent<Body: AsyncSequence>(
+        of id: String, body: Body, condition: VersionCondition?, by caller: Caller
+    ) async throws -> Item where Body.Element == ByteBuffer {
+        // Fail before reading the body when the answer is already known.
+        _ = try await metadata.read { db in try Self.writableFile(id, condition: condition, for: caller, in: db) }
+        let blob = try await blobs.store(body, limit: maximumUploadBytes)
+        do {
+            return try await metadata.write { db in
+                let file = try Self.writableFile(id, condition: condition, for: caller, in: db)
+                let now = Timestamp.now().microseconds
+                try db.execute(
+                    sql: "UPDATE items SET size = ?, etag = ?, blob = ?, modified_at = ?, modified_by = ? WHERE id = ?",
+                    arguments: [blob.size, blob.name, blob.name, now, caller.name, file.row.id])
+                try db.execute(
+                    sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [file.row.id, blob.name, blob.size, blob.name, now, caller.name])
+                try Mutation.recordChange(db, site: file.row.siteID, item: file.row.id)
+                return try VisibleItem.find(id, for: caller, in: db).item
+            }
+        } catch {
+            blobs.remove([blob.name])
+            throw error
+        }
+    }
+
+    /// Renames, moves within the site, sets the modification time, or replaces an existing
+    /// file at the destination (`replace`: the *destination's* id survives and gains the
+    /// moved file's content as its newest version, so a document saved by "write a temp file
+    /// and rename it over the original" keeps its id and history).
+    public func update(_ id: String, with patch: ItemPatch, condition: VersionCondition?, by caller: Caller) async throws -> Item {
+        if let name = patch.name { try validate(name) }
+        guard patch.name != nil || patch.parentID != nil || patch.modifiedAt != nil else {
+            throw APIError.badRequest("nothing to change: give name, parent_id or modified_at", code: "empty_patch")
+        }
+        let (item, orphanedBlobs) = try await metadata.write { db -> (Item, [String]) in
+            let source = try VisibleItem.find(id, for: caller, in: db)
+            guard source.row.kind != .site else { throw APIError.forbidden("sites are renamed by the administrator") }
+            try source.requireWritable()
+            try VersionCondition.check(condition, source)
+
+            let destination = try patch.parentID.map { try Self.destinationFolder($0, moving: source, for: caller, in: db) }
+                ?? source.row.parentID!
+            let name = patch.name ?? source.row.name
+            let moved = destination != source.row.parentID
+            if moved || name != source.row.name,
+               let occupant = try ItemRow.fetch(db, parentID: destination, name: name), occupant.id != source.row.id {
+                guard patch.replace == true else {
+                    throw APIError.conflict("an item named '\(name)' already exists in the destination folder")
+                }
+                return try Self.replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db)
+            }
+            try db.execute(
+                sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, etag = ? WHERE id = ?",
+                arguments: [name, destination, patch.modifiedAt?.microseconds ?? source.row.modifiedAt,
+                            // A folder's etag tracks its own metadata; a file's only its content, so
+                            // an upload based on a version survives a rename of the file.
+                            source.row.kind == .folder && (moved || name != source.row.name) ? BlobStore.newName() : source.row.etag,
+                            source.row.id])
+            if moved {
+                try Mutation.recordEntry(db, site: source.row.siteID, item: source.row.id)
+            } else {
+                try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id)
+            }
+            return (try VisibleItem.find(id, for: caller, in: db).item, [])
+        }
+        blobs.remove(orphanedBlobs)
+        return item
+    }
+
+    /// The folder an item may be moved into: visible, writable, in the same site, and not
+    /// the item itself or inside it.
+    private static func destinationFolder(_ id: String, moving source: VisibleItem, for caller: Caller, in db: Database) throws -> Int64 {
+        let folder = try writableContainer(id, for: caller, in: db)
+        guard folder.row.siteID == source.row.siteID else {
+            throw APIError.badRequest("items move only within their site; copy them to another site", code: "cross_site")
+        }
+        var ancestor: Int64? = folder.row.id
+        while let current = ancestor {
+            if current == source.row.id {
+                throw APIError.badRequest("a folder cannot be moved into itself", code: "invalid_move")
+            }
+            ancestor = try Int64.fetchOne(db, sql: "SELECT parent_id FROM items WHERE id = ?", arguments: [current])
+        }
+        return folder.row.id
+    }
+
+    /// Rename-over: `target` takes `source`'s current content as a new version; `source`
+    /// goes away. Returns the surviving item and blobs no longer referenced.
+    private static func replace(
+        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: Database
+    ) throws -> (Item, [String]) {
+        guard source.row.kind == .file, target.kind == .file, let blob = source.row.blob else {
+            throw APIError.conflict("only a file can replace a file", code: "not_replaceable")
+        }
+        let when = modifiedAt?.microseconds ?? source.row.modifiedAt
+        try db.execute(
+            sql: "UPDATE items SET size = ?, etag = ?, blob = ?, modified_at = ?, modified_by = ? WHERE id = ?",
+            arguments: [source.row.size, source.row.etag, blob, when, caller.name, target.id])
+        try db.execute(
+            sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])
+        let orphans = try String.fetchAll(
+            db, sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
+        try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
+        try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
+        try Mutation.recordChange(db, site: target.siteID, item: target.id)
+        guard let survivor = try ItemRow.fetch(db, id: target.id) else { throw DatabaseError(message: "replaced item vanished") }
+        return (survivor.item(access: source.access), orphans)
+    }
+
+    static func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: Database) throws -> VisibleItem {
+        let file = try VisibleItem.find(id, for: caller, in: db)
+        guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
+        try file.requireWritable()
+        try VersionCondition.check(condition, file)
+        return file
+    }
+}

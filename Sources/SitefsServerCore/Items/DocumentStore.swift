@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import SitefsAPI
+
+/// Sites, folders, files and their versions: the server's document tree.
+///
+/// Every mutation runs in one SQLite write transaction (they are serialised, which is what
+/// makes conditional updates atomic) and appends to the change feed in the same
+/// transaction. File bodies are streamed into the blob store *before* the transaction and
+/// dropped again if it fails, so no lock is held while bytes travel over the network.
+public struct DocumentStore: Sendable {
+    let metadata: MetadataStore
+    let blobs: BlobStore
+    let maximumUploadBytes: Int64
+
+    init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64) {
+        self.metadata = metadata
+        self.blobs = blobs
+        self.maximumUploadBytes = maximumUploadBytes
+    }
+
+    /// Page sizes: default and ceiling for `limit`.
+    public static let defaultPageSize = 200
+    public static let maximumPageSize = 1000
+}
+
+/// Helpers shared by the mutating operations. All run inside a write transaction.
+enum Mutation {
+    /// Appends to the change feed; the returned sequence number is also used as a list
+    /// position for items entering a folder.
+    @discardableResult
+    static func recordChange(_ db: Database, site: Int64, item: Int64, deleted: Bool = false) throws -> Int64 {
+        try db.execute(
+            sql: "INSERT INTO changes (site_id, item_id, deleted) VALUES (?, ?, ?)", arguments: [site, item, deleted])
+        return db.lastInsertedRowID
+    }
+
+    /// Records the change and gives the item the end position of its (new) folder.
+    static func recordEntry(_ db: Database, site: Int64, item: Int64) throws {
+        let seq = try recordChange(db, site: site, item: item)
+        try db.execute(sql: "UPDATE items SET list_seq = ? WHERE id = ?", arguments: [seq, item])
+    }
+
+    struct NewItem {
+        var siteID: Int64?
+        var parentID: Int64?
+        var name: String
+        var kind: ItemKind
+        var size: Int64 = 0
+        var contentType: String? = nil
+        var blob: String? = nil
+        var etag: String = BlobStore.newName()
+        var modifiedAt: Int64? = nil
+    }
+
+    /// Inserts an item (and its first version, for files) and records it in the feed.
+    static func insert(_ new: NewItem, by caller: Caller, in db: Database) throws -> ItemRow {
+        let now = Timestamp.now().microseconds
+        if let parentID = new.parentID, try ItemRow.fetch(db, parentID: parentID, name: new.name) != nil {
+            throw APIError.conflict("an item named '\(new.name)' already exists in this folder")
+        }
+        try db.execute(
+            sql: """
+                INSERT INTO items (site_id, parent_id, name, kind, size, content_type, created_at, modified_at,
+                                   created_by, modified_by, etag, blob)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [new.siteID ?? 0, new.parentID, new.name, new.kind.rawValue, new.size, new.contentType,
+                        now, new.modifiedAt ?? now, caller.name, caller.name, new.etag, new.blob])
+        let id = db.lastInsertedRowID
+        let siteID = new.siteID ?? id
+        if new.siteID == nil {
+            try db.execute(sql: "UPDATE items SET site_id = ? WHERE id = ?", arguments: [id, id])
+        }
+        if let blob = new.blob {
+            try db.execute(
+                sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [id, new.etag, new.size, blob, new.modifiedAt ?? now, caller.name])
+        }
+        try recordEntry(db, site: siteID, item: id)
+        guard let row = try ItemRow.fetch(db, id: id) else { throw DatabaseError(message: "inserted item vanished") }
+        return row
+    }
+}
+
+/// An `If-Match` condition from a request.
+public enum VersionCondition: Sendable, Equatable {
+    /// `*`: the item must exist (it does, if we got this far).
+    case any
+    /// One of these etags must be current.
+    case oneOf([String])
+
+    func isSatisfied(by etag: String) -> Bool {
+        switch self {
+        case .any: return true
+        case .oneOf(let tags): return tags.contains(etag)
+        }
+    }
+
+    /// Throws 412 with the current item unless satisfied.
+    static func check(_ condition: VersionCondition?, _ visible: VisibleItem) throws {
+        if let condition, !condition.isSatisfied(by: visible.row.etag) {
+            throw APIError.preconditionFailed(current: visible.item)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Everything a running document server is configured with.
+public struct ServerConfiguration: Sendable {
+    /// Holds `metadata.sqlite` (users, sites, items, versions, change feed) and `blobs/`.
+    public var dataDirectory: URL
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+    /// How long a session token stays valid after sign-in.
+    public var tokenLifetimeSeconds: Int64
+    /// Largest accepted upload; bigger bodies get 413 while streaming.
+    public var maximumUploadBytes: Int64
+    /// PBKDF2 rounds for new password hashes (existing hashes carry their own count).
+    public var passwordIterations: Int
+
+    public init(
+        dataDirectory: URL,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        tokenLifetimeSeconds: Int64 = 7 * 24 * 3600,
+        maximumUploadBytes: Int64 = 16 << 30,
+        passwordIterations: Int = 210_000
+    ) {
+        self.dataDirectory = dataDirectory
+        self.host = host
+        self.port = port
+        self.tokenLifetimeSeconds = tokenLifetimeSeconds
+        self.maximumUploadBytes = maximumUploadBytes
+        self.passwordIterations = passwordIterations
+    }
+}

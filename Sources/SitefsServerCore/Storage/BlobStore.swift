@@ -1,0 +1,162 @@
+import Foundation
+import Hummingbird
+import SitefsCrypto
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Immutable file contents, one file per version, under `DATA/blobs/xx/NAME`.
+///
+/// A blob is written to `DATA/tmp/`, fsynced, renamed into place and its directory fsynced
+/// before any metadata points at it, so a committed version always has its bytes on disk.
+/// Blobs are never modified; a new version is a new blob. Writes use plain POSIX calls on
+/// the request's task: they hit the page cache and the body is pulled with backpressure,
+/// so memory stays at one chunk however large the upload is.
+struct BlobStore: Sendable {
+    let root: URL
+    let staging: URL
+
+    init(dataDirectory: URL) throws {
+        root = dataDirectory.appendingPathComponent("blobs", isDirectory: true)
+        staging = dataDirectory.appendingPathComponent("tmp", isDirectory: true)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        // Leftovers of uploads interrupted by a crash: nothing refers to them.
+        for leftover in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
+            unlink(staging.appendingPathComponent(leftover).path)
+        }
+    }
+
+    /// A fresh name for a new version; also used as that version's etag.
+    static func newName() -> String {
+        Hex.encode(SecureRandom.bytes(count: 16))
+    }
+
+    func path(of name: String) -> String {
+        root.appendingPathComponent(String(name.prefix(2)), isDirectory: true).appendingPathComponent(name).path
+    }
+
+    /// Streams `chunks` into a new blob. Throws 413 once more than `limit` bytes arrive.
+    func store<Chunks: AsyncSequence>(_ chunks: Chunks, limit: Int64) async throws -> (name: String, size: Int64)
+    where Chunks.Element == ByteBuffer {
+        let name = Self.newName()
+        let writer = try StagingFile(directory: staging, name: name)
+        do {
+            for try await chunk in chunks {
+                if writer.size + Int64(chunk.readableBytes) > limit {
+                    throw APIError.contentTooLarge(limit: limit)
+                }
+                try chunk.withUnsafeReadableBytes { try writer.append($0) }
+            }
+            try publish(writer, as: name)
+            return (name, writer.size)
+        } catch {
+            writer.abandon()
+            throw error
+        }
+    }
+
+    /// Stores bytes already in memory (demo documents).
+    func store(bytes: [UInt8]) throws -> (name: String, size: Int64) {
+        let name = Self.newName()
+        let writer = try StagingFile(directory: staging, name: name)
+        do {
+            try bytes.withUnsafeBytes { try writer.append($0) }
+            try publish(writer, as: name)
+            return (name, writer.size)
+        } catch {
+            writer.abandon()
+            throw error
+        }
+    }
+
+    /// Copies a local file in chunks (folder import).
+    func store(copyOf file: URL) throws -> (name: String, size: Int64) {
+        let source = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw POSIXFailure("open \(file.path)") }
+        defer { close(source) }
+        let name = Self.newName()
+        let writer = try StagingFile(directory: staging, name: name)
+        do {
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else { throw POSIXFailure("read \(file.path)") }
+                if count == 0 { break }
+                try buffer.withUnsafeBytes { try writer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            }
+            try publish(writer, as: name)
+            return (name, writer.size)
+        } catch {
+            writer.abandon()
+            throw error
+        }
+    }
+
+    /// Deletes blobs no version refers to any more. Missing files are fine.
+    func remove(_ names: [String]) {
+        for name in names { unlink(path(of: name)) }
+    }
+
+    private func publish(_ writer: StagingFile, as name: String) throws {
+        try writer.finish()
+        let shard = root.appendingPathComponent(String(name.prefix(2)), isDirectory: true)
+        if mkdir(shard.path, 0o755) != 0 && errno != EEXIST { throw POSIXFailure("mkdir \(shard.path)") }
+        guard rename(writer.path, path(of: name)) == 0 else { throw POSIXFailure("rename into \(shard.path)") }
+        try fsyncDirectory(shard.path)
+    }
+}
+
+/// A file being written under `tmp/`, removed again unless published.
+private final class StagingFile: @unchecked Sendable {
+    let path: String
+    private let descriptor: Int32
+    private(set) var size: Int64 = 0
+    private var isOpen = true
+
+    init(directory: URL, name: String) throws {
+        path = directory.appendingPathComponent(name).path
+        descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw POSIXFailure("create \(path)") }
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw POSIXFailure("write \(path)") }
+            offset += written
+        }
+        size += Int64(bytes.count)
+    }
+
+    func finish() throws {
+        guard fsync(descriptor) == 0 else { throw POSIXFailure("fsync \(path)") }
+        isOpen = false
+        guard close(descriptor) == 0 else { throw POSIXFailure("close \(path)") }
+    }
+
+    func abandon() {
+        if isOpen { close(descriptor) }
+        isOpen = false
+        unlink(path)
+    }
+}
+
+func fsyncDirectory(_ path: String) throws {
+    let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { throw POSIXFailure("open \(path)") }
+    defer { close(fd) }
+    guard fsync(fd) == 0 else { throw POSIXFailure("fsync \(path)") }
+}
+
+/// A failed system call, with errno's text.
+struct POSIXFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ what: String) {
+        description = "\(what): \(String(cString: strerror(errno)))"
+    }
+}

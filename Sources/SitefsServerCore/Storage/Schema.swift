@@ -1,0 +1,72 @@
+import GRDB
+
+/// The server's metadata schema, as GRDB migrations (append new ones; never edit old ones).
+///
+/// Items form one tree per site: a site row has no parent and `site_id` equal to its own
+/// id. `list_seq` orders a folder's children for paging: it is taken from the change
+/// feed's sequence when an item enters a folder (created or moved in), so it never repeats
+/// and keyset paging on it neither skips nor repeats items while the folder changes.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE users (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    name TEXT NOT NULL UNIQUE,
+                    password_hash TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                );
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                CREATE TABLE items (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    site_id INTEGER NOT NULL,
+                    parent_id INTEGER REFERENCES items(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('site', 'folder', 'file')),
+                    size INTEGER NOT NULL DEFAULT 0 CHECK (size >= 0),
+                    content_type TEXT,
+                    created_at INTEGER NOT NULL,
+                    modified_at INTEGER NOT NULL,
+                    created_by TEXT NOT NULL,
+                    modified_by TEXT NOT NULL,
+                    etag TEXT NOT NULL,
+                    blob TEXT,
+                    list_seq INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE UNIQUE INDEX items_name_in_folder ON items(parent_id, name) WHERE parent_id IS NOT NULL;
+                CREATE UNIQUE INDEX items_site_name ON items(name) WHERE parent_id IS NULL;
+                CREATE INDEX items_listing ON items(parent_id, list_seq);
+                CREATE TABLE versions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                    etag TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    blob TEXT NOT NULL,
+                    modified_at INTEGER NOT NULL,
+                    modified_by TEXT NOT NULL
+                );
+                CREATE INDEX versions_by_item ON versions(item_id, id);
+                CREATE TABLE grants (
+                    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    site_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                    read_only INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, site_id)
+                );
+                CREATE TABLE changes (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    site_id INTEGER NOT NULL,
+                    item_id INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL
+                );
+                CREATE INDEX changes_by_site ON changes(site_id, seq);
+                """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HummingbirdTesting
+import SitefsAPI
+import Testing
+@testable import SitefsServerCore
+
+@Suite struct ChangeFeedTests {
+    @Test func noCursorGivesTheCurrentCursorAndNoChanges() async throws {
+        try await NamespaceTests.withSite { api, site in
+            _ = try await api.createFolder("Before", in: site.id)
+            let start = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self)
+            #expect(start.changes.isEmpty && !start.hasMore)
+            let again = try await api.send(.get, "/v1/changes?cursor=\(start.nextCursor)").expect(.ok).decode(ChangePage.self)
+            #expect(again.changes.isEmpty)
+            #expect(again.nextCursor == start.nextCursor)
+        }
+    }
+
+    @Test func createsEditsRenamesAndDeletesAppearOncePerItem() async throws {
+        try await NamespaceTests.withSite { api, site in
+            let start = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            let folder = try await api.createFolder("Plans", in: site.id)
+            var file = try await api.createFile("a.txt", in: folder.id, text: "1")
+            file = try await api.put(file.id, contents: Array("22".utf8), ifMatch: file.etag).expect(.ok).decode(Item.self)
+            file = try await api.patch(file.id, ItemPatch(name: "b.txt")).expect(.ok).decode(Item.self)
+            let doomed = try await api.createFile("gone.txt", in: site.id, text: "x")
+            try await api.send(.delete, "/v1/items/\(doomed.id)").expect(.noContent)
+
+            let page = try await api.send(.get, "/v1/changes?cursor=\(start)").expect(.ok).decode(ChangePage.self)
+            #expect(page.changes.count == 3)
+            #expect(page.changes.contains(.item(folder)))
+            #expect(page.changes.contains(.item(file)))  // latest state, once
+            #expect(page.changes.contains(.deleted(id: doomed.id, siteID: site.id)))
+            let after = try await api.send(.get, "/v1/changes?cursor=\(page.nextCursor)").expect(.ok).decode(ChangePage.self)
+            #expect(after.changes.isEmpty)
+        }
+    }
+
+    @Test func recursiveDeleteReportsEveryItem() async throws {
+        try await NamespaceTests.withSite { api, site in
+            let top = try await api.createFolder("Top", in: site.id)
+            let inner = try await api.createFolder("Inner", in: top.id)
+            let file = try await api.createFile("f.txt", in: inner.id, text: "f")
+            let start = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            try await api.send(.delete, "/v1/items/\(top.id)").expect(.noContent)
+            let page = try await api.send(.get, "/v1/changes?cursor=\(start)").expect(.ok).decode(ChangePage.self)
+            #expect(Set(page.changes.map { change -> String in
+                if case .deleted(let id, _) = change { return id } else { return "not deleted" }
+            }) == [top.id, inner.id, file.id])
+        }
+    }
+
+    @Test func callersSeeOnlyTheirSites() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna")
+        try await env.user("ben")
+        let annas = try await env.site("Harbour", grantedTo: ["anna"])
+        let bens = try await env.site("Secret", grantedTo: ["ben"])
+        try await env.withRouter { client in
+            let anna = try await APIClient.signedIn(client, user: "anna")
+            let ben = try await APIClient.signedIn(client, user: "ben")
+            let start = try await anna.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            _ = try await ben.createFile("secret.txt", in: bens.id, text: "s")
+            let mine = try await anna.createFile("mine.txt", in: annas.id, text: "m")
+            let page = try await anna.send(.get, "/v1/changes?cursor=\(start)").expect(.ok).decode(ChangePage.self)
+            #expect(page.changes == [.item(mine)])
+            try await anna.send(.get, "/v1/changes?cursor=garbage").expect(.badRequest)
+        }
+    }
+
+    @Test func longFeedsArriveInBatches() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        try await env.withRouter { client in
+            let api = try await APIClient.signedIn(client, user: "anna")
+            var cursor = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            for index in 0..<(DocumentStore.changeBatch + 50) {
+                _ = try await env.storage.documents.createFolder(named: "f\(index)", in: site.id, by: .administrator("admin"))
+            }
+            var seen = Set<String>()
+            var calls = 0
+            while true {
+                let page = try await api.send(.get, "/v1/changes?cursor=\(cursor)").expect(.ok).decode(ChangePage.self)
+                calls += 1
+                for case .item(let item) in page.changes { seen.insert(item.name) }
+                cursor = page.nextCursor
+                if !page.hasMore { break }
+            }
+            #expect(calls == 2)
+            #expect(seen.count == DocumentStore.changeBatch + 50)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+/// The real `sitefs-server` executable, run as a child process the way users and scripts
+/// run it. Every wait has a deadline, and `stop()` always reaps the process.
+final class ServerProcess: @unchecked Sendable {
+    static var executable: URL {
+        // The test runner lives in the same build products folder as the executables.
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("sitefs-server")
+    }
+
+    let process = Process()
+    let baseURL: String
+    private let stderrFile: URL
+
+    /// Starts `sitefs-server serve --port 0 ...` and waits for its first stdout line.
+    init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        stderrFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("stderr-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        process.executableURL = Self.executable
+        process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0"] + extraArguments
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = try FileHandle(forWritingTo: stderrFile)
+        try process.run()
+        guard let line = Self.readLine(from: stdout.fileHandleForReading, timeout: 30) else {
+            process.terminate()
+            process.waitUntilExit()
+            throw ProcessFailure("sitefs-server printed no 'listening on' line within 30 s; stderr: \(Self.text(of: stderrFile))")
+        }
+        let prefix = "listening on "
+        try #require(line.hasPrefix(prefix + "http://127.0.0.1:"), "first line was \(line.debugDescription)", sourceLocation: sourceLocation)
+        baseURL = String(line.dropFirst(prefix.count))
+    }
+
+    /// What the server wrote to stderr so far (its request log).
+    var log: String { Self.text(of: stderrFile) }
+
+    /// SIGTERM, then SIGKILL after a deadline. Returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { stop() }
+
+    private static func text(of file: URL) -> String {
+        (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+    }
+
+    /// Reads one line with a deadline (a server that never starts must fail the test, not hang it).
+    private static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
+        var collected = Data()
+        let deadline = Date().addingTimeInterval(timeout)
+        let fd = handle.fileDescriptor
+        while Date() < deadline {
+            var pollfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollfd, 1, 100) >= 0 else { return nil }
+            guard pollfd.revents != 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(fd, &byte, 1) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: collected, as: UTF8.self) }
+            collected.append(byte)
+        }
+        return nil
+    }
+}
+
+struct ProcessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a command with optional stdin and a deadline; returns exit status, stdout, stderr.
+@discardableResult
+func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> (status: Int32, out: String, err: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
+    FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: outURL)
+    process.standardError = try FileHandle(forWritingTo: errURL)
+    let input = Pipe()
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        throw ProcessFailure("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
+    }
+    process.waitUntilExit()
+    return (process.terminationStatus, try String(contentsOf: outURL, encoding: .utf8), try String(contentsOf: errURL, encoding: .utf8))
+}
+
+/// curl, as a user would call the API. Secrets go through stdin or a header file, not argv.
+struct Curl {
+    let baseURL: String
+    var token: String?
+
+    static let executable = URL(fileURLWithPath: "/usr/bin/curl")
+
+    func call(_ method: String, _ path: String, json: String? = nil, extra: [String] = []) throws -> (status: Int, body: String) {
+        var arguments = ["-sS", "--max-time", "20", "-X", method, "-o", "-", "-w", "\n%{http_code}", baseURL + path]
+        var stdin: String?
+        if let json {
+            arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
+            stdin = json
+        }
+        if let token { arguments += ["-H", "@-"]; stdin = "Authorization: Bearer \(token)\n" }
+        precondition(json == nil || token == nil, "one stdin user per call")
+        let result = try run(Self.executable, arguments + extra, stdin: stdin, timeout: 30)
+        guard result.status == 0, let split = result.out.lastIndex(of: "\n"), let status = Int(result.out[result.out.index(after: split)...]) else {
+            throw ProcessFailure("curl failed (\(result.status)): \(result.err)")
+        }
+        return (status, String(result.out[..<split]))
+    }
+}

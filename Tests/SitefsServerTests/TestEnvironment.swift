@@ -1,0 +1,64 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import SitefsAPI
+@testable import SitefsServerCore
+
+/// A server data directory in a temp folder, with helpers to set up users, sites and
+/// grants directly, and the HTTP application over it. Password hashing uses few rounds so
+/// that sign-in is quick in tests; the format and code path are the production ones.
+struct TestEnvironment: Sendable {
+    let directory: URL
+    let configuration: ServerConfiguration
+    let storage: ServerStorage
+
+    init(tokenLifetimeSeconds: Int64 = 3600, maximumUploadBytes: Int64 = 1 << 30, directory: URL? = nil) throws {
+        let directory = directory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("sitefs-server-tests-\(UUID().uuidString)", isDirectory: true)
+        self.directory = directory
+        configuration = ServerConfiguration(
+            dataDirectory: directory, host: "127.0.0.1", port: 0, tokenLifetimeSeconds: tokenLifetimeSeconds,
+            maximumUploadBytes: maximumUploadBytes, passwordIterations: 1_000)
+        storage = try ServerStorage(configuration: configuration)
+    }
+
+    var application: some ApplicationProtocol {
+        var logger = Logger(label: "sitefs-server-test")
+        logger.logLevel = .warning
+        return DocumentServer.application(storage: storage, configuration: configuration, logger: logger)
+    }
+
+    /// Runs `body` against the in-process router, then removes the data directory.
+    func withRouter<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        defer { remove() }
+        return try await application.test(.router, body)
+    }
+
+    /// Runs `body` against a live server on 127.0.0.1 and a free port, through a client
+    /// that runs concurrent requests on concurrent connections.
+    func withLiveServer<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        try await application.test(.ahc(.http), body)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: Setup shortcuts (administrator side, not through HTTP)
+
+    @discardableResult
+    func user(_ name: String, password: String = "secret") async throws -> String {
+        try await storage.accounts.addUser(named: name, password: password)
+        return name
+    }
+
+    @discardableResult
+    func site(_ name: String, grantedTo users: [String] = [], readOnly: Bool = false) async throws -> Item {
+        let site = try await storage.documents.createSite(named: name, by: .administrator("admin"))
+        for user in users {
+            try await storage.accounts.grant(user: user, site: name, readOnly: readOnly)
+        }
+        return site
+    }
+}
