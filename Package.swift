@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
     ],
@@ -26,6 +27,23 @@ let package = Package(
         .target(name: "SitefsCrypto", swiftSettings: optimisedAlways),
         // Sample office documents (.odt, .docx, .xlsx) for the demo sites.
         .target(name: "SitefsDemoContent"),
+        // The File Provider vocabulary: identifiers, items, pages, the backend protocol.
+        .target(name: "SitefsProvider", dependencies: ["SitefsAPI"]),
+        // Local store: metadata cache, content copies, staging, the uploader.
+        .target(
+            name: "SitefsStore",
+            dependencies: ["SitefsProvider", "SitefsAPI", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The filesystem core: inodes, directory and file handles, over the provider model.
+        // No C types: testable without a kernel.
+        .target(
+            name: "SitefsCore",
+            dependencies: [
+                "SitefsProvider", "SitefsStore", "SitefsAPI",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The reference document server: storage, auth, HTTP routes.
         .target(
             name: "SitefsServerCore",

@@ -1,0 +1,89 @@
+import Foundation
+import SitefsProvider
+import SitefsStore
+
+/// Polls the server's change feed and applies remote edits: metadata and listings are
+/// updated, and the kernel is told to drop what it cached, so a file added on the server
+/// appears without a remount. Invalidations are sent from this thread, with no lock held.
+final class ChangeFeedPoller: @unchecked Sendable {
+    private unowned let filesystem: SitefsFilesystem
+    private let interval: Duration
+    private let condition = NSCondition()
+    private var stopped = false
+    private var token: PageToken?
+    private var thread: Thread?
+
+    init(filesystem: SitefsFilesystem, interval: Duration) {
+        self.filesystem = filesystem
+        self.interval = interval
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "sitefs-changes"
+        self.thread = thread
+        thread.start()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while !sleep() {
+            do {
+                var batch: ChangeBatch
+                repeat {
+                    batch = try filesystem.backend.changes(since: token)
+                    if token != nil { apply(batch.changes) }
+                    token = batch.next
+                } while batch.hasMore
+            } catch {
+                filesystem.logger.debug("change feed: \(error)")
+            }
+        }
+    }
+
+    /// Waits one interval; true when stopped. The first call returns at once.
+    private func sleep() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if token != nil && !stopped {
+            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+            _ = condition.wait(until: Date().addingTimeInterval(seconds))
+        }
+        return stopped
+    }
+
+    private func apply(_ changes: [ChangeBatch.Change]) {
+        var entries: [(InodeNumber, String)] = []
+        var inodes: [(InodeNumber, Bool)] = []
+        let cache = filesystem.cache
+        let table = filesystem.inodes
+        for change in changes {
+            switch change {
+            case .updated(let item):
+                let previous = cache.item(item.identifier)
+                if let moved = cache.upsert(item), let parent = table.existingInode(for: moved.parent) {
+                    entries.append((parent, moved.name))
+                }
+                if previous == nil, let parent = item.parent.flatMap(table.existingInode(for:)) {
+                    entries.append((parent, item.name))  // a negative entry may be cached
+                }
+                if let inode = table.existingInode(for: item.identifier), previous != item {
+                    inodes.append((inode, previous?.version != item.version))
+                }
+            case .deleted(let identifier):
+                if let gone = cache.remove(identifier), let parent = table.existingInode(for: gone.parent) {
+                    entries.append((parent, gone.name))
+                }
+            }
+        }
+        guard let invalidator = filesystem.invalidator.withLock({ $0 }) else { return }
+        for (parent, name) in entries { invalidator.invalidateEntry(parent: parent, name: FileName(name)) }
+        for (inode, contentChanged) in inodes { invalidator.invalidateInode(inode, offset: contentChanged ? 0 : -1, length: 0) }
+    }
+}

@@ -1,0 +1,38 @@
+import Logging
+import SitefsProvider
+import SystemPackage
+
+/// Provider errors -> the errno a program sees, with one log line saying why.
+extension ProviderError {
+    var errno: Errno {
+        switch self {
+        case .notAuthenticated, .forbidden: return .permissionDenied
+        case .notFound: return .noSuchFileOrDirectory
+        case .nameTaken: return .fileExists
+        case .invalidName: return .invalidArgument
+        case .crossSite: return .improperLink
+        case .versionMismatch: return .ioError
+        case .refused(let status, let code, _):
+            switch code {
+            case "not_a_folder": return .notDirectory
+            case "not_a_file", "not_replaceable": return .isDirectory
+            case "invalid_move": return .invalidArgument
+            case "read_only": return .permissionDenied
+            case "too_large": return .fileTooLarge
+            default: return status == 403 ? .permissionDenied : .ioError
+            }
+        case .unreachable, .serverUnavailable, .invalidResponse, .localIO: return .ioError
+        }
+    }
+}
+
+extension Logger {
+    /// Logs a failed operation once, with the hint a user needs (sign in again, server down).
+    func failed(_ operation: @autoclosure () -> String, _ failure: ProviderError) {
+        switch failure {
+        case .notFound: debug("\(operation()): \(failure)")
+        case .notAuthenticated: error("\(operation()): \(failure)")
+        default: warning("\(operation()): \(failure)")
+        }
+    }
+}

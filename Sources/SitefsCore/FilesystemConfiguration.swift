@@ -1,0 +1,35 @@
+/// Tunables of a mount.
+public struct FilesystemConfiguration: Sendable {
+    /// Items per server page when listing a folder (`--page-size`).
+    public var pageSize: Int
+    /// Seconds the kernel may cache attributes and names before asking again.
+    public var kernelCacheTimeout: Double
+    /// How long listings and metadata are trusted without the server; the change feed keeps
+    /// them current in between.
+    public var metadataMaxAge: Duration
+    /// How often the change feed is polled.
+    public var changePollInterval: Duration
+    /// Owner shown for every item (the user who mounted).
+    public var uid: UInt32
+    public var gid: UInt32
+    /// Mount read-only regardless of grants.
+    public var readOnly: Bool
+    /// Largest read-ahead window for sequential reads of remote content.
+    public var maximumReadAhead: Int
+    /// How long a rename waits for the moved file's pending upload.
+    public var uploadWaitForRename: Duration
+
+    public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
+                changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
+                maximumReadAhead: Int = 8 << 20, uploadWaitForRename: Duration = .seconds(60)) {
+        self.pageSize = pageSize
+        self.kernelCacheTimeout = kernelCacheTimeout
+        self.metadataMaxAge = metadataMaxAge
+        self.changePollInterval = changePollInterval
+        self.uid = uid
+        self.gid = gid
+        self.readOnly = readOnly
+        self.maximumReadAhead = maximumReadAhead
+        self.uploadWaitForRename = uploadWaitForRename
+    }
+}

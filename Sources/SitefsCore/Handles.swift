@@ -1,0 +1,63 @@
+import SitefsProvider
+import Synchronization
+
+/// An open directory: a snapshot of the folder's entries, filled page by page as the
+/// kernel reads on, so the first page of a huge folder shows before the last is fetched.
+/// Offsets are stable for the life of the handle: entry i has offset i + 3 (1 and 2 are
+/// `.` and `..`).
+final class DirectoryHandle: Sendable {
+    struct Snapshot {
+        var names: [String] = []
+        var identifiers: [ItemIdentifier] = []
+        var next: PageToken?
+        var complete = false
+    }
+
+    /// nil for the mount root.
+    let folder: ItemIdentifier?
+    let snapshot: Mutex<Snapshot>
+
+    init(folder: ItemIdentifier?, snapshot: Snapshot) {
+        self.folder = folder
+        self.snapshot = Mutex(snapshot)
+    }
+}
+
+/// An open file: served remotely (read-only, no local copy) or from the local copy.
+enum FileHandle: Sendable {
+    case remote(RemoteReader)
+    case local(LocalCopy, writable: Bool)
+}
+
+/// Handle ids -> open directories and files.
+final class HandleTable: Sendable {
+    private struct State {
+        var next: HandleID = 1
+        var directories: [HandleID: DirectoryHandle] = [:]
+        var files: [HandleID: FileHandle] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func add(_ directory: DirectoryHandle) -> HandleID {
+        state.withLock { state in
+            defer { state.next += 1 }
+            state.directories[state.next] = directory
+            return state.next
+        }
+    }
+
+    func add(_ file: FileHandle) -> HandleID {
+        state.withLock { state in
+            defer { state.next += 1 }
+            state.files[state.next] = file
+            return state.next
+        }
+    }
+
+    func directory(_ id: HandleID) -> DirectoryHandle? { state.withLock { $0.directories[id] } }
+    func file(_ id: HandleID) -> FileHandle? { state.withLock { $0.files[id] } }
+    func removeDirectory(_ id: HandleID) { _ = state.withLock { $0.directories.removeValue(forKey: id) } }
+    func removeFile(_ id: HandleID) -> FileHandle? { state.withLock { $0.files.removeValue(forKey: id) } }
+    var openFileCount: Int { state.withLock { $0.files.count } }
+}

@@ -1,0 +1,71 @@
+import SitefsProvider
+import Synchronization
+
+/// Inode numbers <-> item identifiers, and the kernel's lookup counts.
+///
+/// An identifier keeps its inode number for the life of the mount (never reused, also
+/// after `forget`), so `find`, `rsync` and hard-link detection see stable numbers. The
+/// lookup count only tracks what the kernel still references; it is what tells the core
+/// which items the kernel may still ask about by number.
+final class InodeTable: Sendable {
+    private struct State {
+        var identifiers: [InodeNumber: ItemIdentifier] = [:]
+        var inodes: [ItemIdentifier: InodeNumber] = [:]
+        var lookups: [InodeNumber: UInt64] = [:]
+        var next: InodeNumber = InodeNumber.root + 1
+    }
+
+    private let state = Mutex(State())
+
+    /// The inode of an identifier, assigned on first sight.
+    func inode(for identifier: ItemIdentifier) -> InodeNumber {
+        state.withLock { state in
+            if let known = state.inodes[identifier] { return known }
+            let inode = state.next
+            state.next += 1
+            state.inodes[identifier] = inode
+            state.identifiers[inode] = identifier
+            return inode
+        }
+    }
+
+    /// The identifier behind an inode; nil for the root and for numbers never handed out.
+    func identifier(of inode: InodeNumber) -> ItemIdentifier? {
+        state.withLock { $0.identifiers[inode] }
+    }
+
+    func existingInode(for identifier: ItemIdentifier) -> InodeNumber? {
+        state.withLock { $0.inodes[identifier] }
+    }
+
+    /// One more kernel reference (an entry reply).
+    func countLookup(_ inode: InodeNumber) {
+        guard inode != .root else { return }
+        state.withLock { $0.lookups[inode, default: 0] += 1 }
+    }
+
+    func forget(_ inode: InodeNumber, lookups: UInt64) {
+        state.withLock { state in
+            guard let current = state.lookups[inode] else { return }
+            state.lookups[inode] = current > lookups ? current - lookups : nil
+        }
+    }
+
+    func lookupCount(_ inode: InodeNumber) -> UInt64 {
+        state.withLock { $0.lookups[inode] ?? 0 }
+    }
+
+    /// After a rename-over on the server, the moved inode now stands for the surviving
+    /// item; the replaced item's old inode is detached.
+    func rebind(_ inode: InodeNumber, to identifier: ItemIdentifier) {
+        state.withLock { state in
+            if let old = state.identifiers[inode] { state.inodes[old] = nil }
+            if let displaced = state.inodes[identifier], displaced != inode { state.identifiers[displaced] = nil }
+            state.inodes[identifier] = inode
+            state.identifiers[inode] = identifier
+        }
+    }
+
+    /// Number of identifiers known (memory accounting, tests).
+    var count: Int { state.withLock { $0.identifiers.count } }
+}

@@ -1,0 +1,91 @@
+import SitefsProvider
+import SitefsStore
+import SystemPackage
+
+extension SitefsFilesystem {
+    public func lookup(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) -> Entry {
+        let item = try child(named: try serverName(name), of: parent)
+        let entry = entry(for: item)
+        inodes.countLookup(entry.attributes.inode)
+        return entry
+    }
+
+    public func attributes(of inode: InodeNumber, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
+        guard inode != .root else {
+            return AttributesReply(attributes: AttributeMapping.root(configuration: configuration), timeout: configuration.kernelCacheTimeout)
+        }
+        let item = try currentItem(try identifier(of: inode))
+        return AttributesReply(attributes: attributes(of: item, inode: inode), timeout: configuration.kernelCacheTimeout)
+    }
+
+    public func openDirectory(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> HandleID {
+        let folder: ItemIdentifier? = inode == .root ? nil : try identifier(of: inode)
+        if let folder {
+            guard try currentItem(folder).kind.isContainer else { throw .notDirectory }
+        }
+        var snapshot = DirectoryHandle.Snapshot()
+        // A fresh cached listing serves at once; otherwise pages come as the kernel reads.
+        // The root always uses a full listing: site names are made unique over all sites.
+        let cached: ItemCache.Listing?
+        if let folder { cached = cache.listing(of: folder) } else { cached = try listing(of: nil) }
+        if let cached {
+            snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
+        }
+        return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot))
+    }
+
+    public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
+                              emit: (DirectoryEntry) -> Bool) throws(Errno) {
+        guard let directory = handles.directory(handle) else { throw .badFileDescriptor }
+        let dot = AttributeMapping.directoryType
+        if offset < 1, !emit(DirectoryEntry(name: FileName("."), inode: inode, mode: dot, nextOffset: 1, entry: nil)) { return }
+        if offset < 2, !emit(DirectoryEntry(name: FileName(".."), inode: .root, mode: dot, nextOffset: 2, entry: nil)) { return }
+        var index = Int(max(offset, 2) - 2)
+        while true {
+            let (next, token, complete) = directory.snapshot.withLock { snapshot -> ((String, ItemIdentifier)?, PageToken?, Bool) in
+                index < snapshot.names.count ? ((snapshot.names[index], snapshot.identifiers[index]), nil, false)
+                    : (nil, snapshot.next, snapshot.complete)
+            }
+            guard let (name, identifier) = next else {
+                if complete { return }
+                try fetchNextPage(into: directory, after: token)
+                continue
+            }
+            // An entry listed but gone from the cache since (deleted meanwhile) is skipped.
+            guard let item = cache.item(identifier) else {
+                index += 1
+                continue
+            }
+            let inodeNumber = inodes.inode(for: identifier)
+            let entry = plus ? self.entry(for: item) : nil
+            let mode = item.kind.isContainer ? AttributeMapping.directoryType : AttributeMapping.regularType
+            guard emit(DirectoryEntry(name: FileName(name), inode: inodeNumber, mode: mode, nextOffset: UInt64(index + 3), entry: entry)) else {
+                return
+            }
+            if plus { inodes.countLookup(inodeNumber) }
+            index += 1
+        }
+    }
+
+    /// Appends the next server page to an open directory's snapshot (network I/O outside
+    /// the snapshot's lock; a concurrent reader that got there first wins).
+    private func fetchNextPage(into directory: DirectoryHandle, after token: PageToken?) throws(Errno) {
+        let page = try fetchPage(of: directory.folder, after: token)
+        let finished = directory.snapshot.withLock { snapshot -> DirectoryHandle.Snapshot? in
+            guard !snapshot.complete, snapshot.next == token else { return nil }
+            snapshot.names += page.names
+            snapshot.identifiers += page.identifiers
+            snapshot.next = page.next
+            snapshot.complete = page.next == nil
+            return snapshot.complete ? snapshot : nil
+        }
+        // A folder enumerated to the end is a complete listing: later lookups use it.
+        if let finished, let folder = directory.folder {
+            cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), of: folder)
+        }
+    }
+
+    public func releaseDirectory(_ inode: InodeNumber, handle: HandleID) {
+        handles.removeDirectory(handle)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import SystemPackage
+
+extension SitefsFilesystem {
+    /// On the mount root: the daemon's state as JSON, for `sitefs status` and `sitefs sync`.
+    static let statusAttribute = "user.sitefs.status"
+
+    public func getExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) -> [UInt8] {
+        guard inode == .root, name == Self.statusAttribute else { throw .noData }
+        return Array(statusJSON().utf8)
+    }
+
+    public func listExtendedAttributes(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [String] {
+        inode == .root ? [Self.statusAttribute] : []
+    }
+
+    public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
+        throw .notSupported
+    }
+
+    public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
+        throw .notSupported
+    }
+
+    /// What `sitefs status` shows.
+    public struct MountStatus: Codable, Sendable {
+        public var openFiles: Int
+        public var localCopies: Int
+        public var uploads: SitefsStore.Uploader.Status
+        public var knownItems: Int
+
+        enum CodingKeys: String, CodingKey {
+            case openFiles = "open_files"
+            case localCopies = "local_copies"
+            case uploads
+            case knownItems = "known_items"
+        }
+    }
+
+    public var mountStatus: MountStatus {
+        MountStatus(openFiles: handles.openFileCount, localCopies: copies.withLock { $0.count }, uploads: uploader.status,
+                    knownItems: cache.itemCount)
+    }
+
+    func statusJSON() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? String(decoding: encoder.encode(mountStatus), as: UTF8.self)) ?? "{}"
+    }
+}
+
+import SitefsStore

@@ -1,0 +1,289 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+import SitefsStore
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SitefsFilesystem {
+    public func open(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
+        let item = try currentItem(try identifier(of: inode))
+        guard item.kind == .file else { throw .isDirectory }
+        let writing = flags & O_ACCMODE != O_RDONLY
+        if writing && (!item.capabilities.contains(.write) || configuration.readOnly) { throw .permissionDenied }
+        if !writing, copies.withLock({ $0[item.identifier] }) == nil {
+            // Read-only and nothing local: ranged reads, pinned to this version.
+            let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
+                                      maximumWindow: configuration.maximumReadAhead)
+            return OpenReply(handle: handles.add(.remote(reader)))
+        }
+        let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing)
+        return OpenReply(handle: handles.add(.local(copy, writable: writing)))
+    }
+
+    public func create(parent: InodeNumber, name: FileName, mode: UInt32, flags: Int32, context: RequestContext) throws(Errno) -> (Entry, OpenReply) {
+        let folder = try writableFolder(parent)
+        let fileName = try serverName(name)
+        let empty = content.staging.appendingPathComponent("empty-\(UUID().uuidString)").path
+        guard FileManager.default.createFile(atPath: empty, contents: nil) else { throw .ioError }
+        defer { Glibc.unlink(empty) }
+        let item: ProviderItem
+        do {
+            item = try backend.createFile(named: fileName, in: folder.identifier, contentsOf: empty)
+        } catch {
+            throw handle(error, "create \(fileName)")
+        }
+        cache.upsert(item)
+        let copy = try materialize(item, truncate: true, writer: true)
+        let entry = entry(for: item)
+        inodes.countLookup(entry.attributes.inode)
+        return (entry, OpenReply(handle: handles.add(.local(copy, writable: true))))
+    }
+
+    /// The shared local copy of a file, created (downloaded, or empty when truncating) by
+    /// the first opener; later openers wait for that download instead of starting another.
+    /// A copy left from an earlier open is revalidated with If-None-Match.
+    func materialize(_ item: ProviderItem, truncate: Bool, writer: Bool) throws(Errno) -> LocalCopy {
+        let (copy, isNew) = copies.withLock { copies -> (LocalCopy, Bool) in
+            if let existing = copies[item.identifier] { return (existing, false) }
+            let copy = LocalCopy(identifier: item.identifier, path: content.copyPath(for: item.identifier))
+            copies[item.identifier] = copy
+            return (copy, true)
+        }
+        copy.condition.lock()
+        defer { copy.condition.unlock() }
+        if isNew {
+            copy.condition.unlock()
+            let result = download(item, into: copy.path, truncate: truncate)
+            copy.condition.lock()
+            switch result {
+            case .success(let (descriptor, version)):
+                copy.descriptor = descriptor
+                copy.baseVersion = version
+                copy.state = .ready
+                copy.dirty = truncate && item.size > 0
+            case .failure(let error):
+                copy.state = .failed(error)
+                copies.withLock { $0[item.identifier] = nil }
+            }
+            copy.condition.broadcast()
+        }
+        try copy.waitUntilLoaded()
+        if !isNew {
+            if truncate {
+                guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
+                copy.dirty = true
+            } else if writer && copy.writers == 0 && !copy.dirty && uploader.isIdle(item.identifier) && copy.baseVersion != item.version {
+                // Clean copy of an older version: bring it up to date before writing on it.
+                try refresh(copy, to: item)
+            }
+        }
+        copy.handles += 1
+        if writer { copy.writers += 1 }
+        return copy
+    }
+
+    private func download(_ item: ProviderItem, into path: String, truncate: Bool) -> Result<(Int32, String), Errno> {
+        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            logger.error("cannot create local copy \(path): \(ContentDirectory.lastError)")
+            return .failure(.ioError)
+        }
+        if truncate { return .success((descriptor, item.version)) }
+        do throws(ProviderError) {
+            let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: nil,
+                                                   into: .file(descriptor: descriptor, offset: 0))
+            guard case .fetched(let version, _, _) = outcome else { throw .invalidResponse("304 without a condition") }
+            return .success((descriptor, version))
+        } catch {
+            close(descriptor)
+            Glibc.unlink(path)
+            return .failure(handle(error, "download \(item.name)", dropping: item.identifier))
+        }
+    }
+
+    /// Re-downloads a clean copy whose version is behind the server (If-None-Match first).
+    private func refresh(_ copy: LocalCopy, to item: ProviderItem) throws(Errno) {
+        do throws(ProviderError) {
+            guard ftruncate(copy.descriptor, 0) == 0 else { throw .localIO(ContentDirectory.lastError) }
+            let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: copy.baseVersion,
+                                                   into: .file(descriptor: copy.descriptor, offset: 0))
+            if case .fetched(let version, _, _) = outcome { copy.baseVersion = version }
+        } catch {
+            throw handle(error, "refresh \(item.name)", dropping: item.identifier)
+        }
+    }
+
+    public func read(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        switch handles.file(handle) {
+        case .remote(let reader):
+            do {
+                return try reader.read(offset: offset, count: size, into: buffer)
+            } catch {
+                throw self.handle(error, "read \(reader.identifier)", dropping: reader.identifier)
+            }
+        case .local(let copy, _):
+            while true {
+                let count = pread(copy.descriptor, buffer.baseAddress, size, off_t(offset))
+                if count >= 0 { return count }
+                if errno != EINTR { throw Errno(rawValue: errno) }
+            }
+        case nil:
+            throw .badFileDescriptor
+        }
+    }
+
+    public func write(_ inode: InodeNumber, handle: HandleID, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int {
+        guard case .local(let copy, let writable)? = handles.file(handle) else { throw .badFileDescriptor }
+        guard writable else { throw .badFileDescriptor }
+        var written = 0
+        while written < data.count {
+            let count = pwrite(copy.descriptor, data.baseAddress! + written, data.count - written, off_t(offset) + off_t(written))
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw Errno(rawValue: errno) }
+            written += count
+        }
+        copy.condition.lock()
+        copy.dirty = true
+        copy.condition.unlock()
+        return written
+    }
+
+    /// close(): a writer's changes are snapshotted (fsynced into staging) before close
+    /// returns, then uploaded in the background.
+    public func flush(_ inode: InodeNumber, handle: HandleID, context: RequestContext) throws(Errno) {
+        guard case .local(let copy, true)? = handles.file(handle) else { return }
+        try save(copy)
+    }
+
+    public func fsync(_ inode: InodeNumber, handle: HandleID, dataOnly: Bool) throws(Errno) {
+        guard case .local(let copy, true)? = handles.file(handle) else { return }
+        try save(copy)
+    }
+
+    /// Snapshots a dirty copy and queues its upload, conditional on the version it was based on.
+    func save(_ copy: LocalCopy) throws(Errno) {
+        copy.condition.lock()
+        defer { copy.condition.unlock() }
+        guard copy.dirty, !copy.unlinked else { return }
+        let staged: String
+        do {
+            staged = try content.stage(from: copy.descriptor)
+        } catch {
+            throw handle(error, "stage \(copy.identifier)")
+        }
+        copy.dirty = false
+        let name = cache.item(copy.identifier)?.name ?? copy.identifier.description
+        uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: name, stagedPath: staged, size: copy.size() ?? 0,
+                                      baseVersion: copy.baseVersion, modified: copy.pendingModified))
+        copy.pendingModified = nil
+    }
+
+    public func release(_ inode: InodeNumber, handle: HandleID, flags: Int32) {
+        guard case .local(let copy, let writable)? = handles.removeFile(handle) else { return }
+        copy.condition.lock()
+        copy.handles -= 1
+        if writable { copy.writers -= 1 }
+        let dirty = copy.dirty
+        copy.condition.unlock()
+        if dirty { try? save(copy) }  // e.g. written through mmap after the last flush
+        cleanUpIfDone(copy)
+    }
+
+    /// stopProvidingItem: with no handle open and the server holding the last save, the
+    /// local copy goes away.
+    func cleanUpIfDone(_ copy: LocalCopy) {
+        copies.withLock { copies in
+            copy.condition.lock()
+            defer { copy.condition.unlock() }
+            guard copy.handles == 0, !copy.dirty, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy else { return }
+            copies[copy.identifier] = nil
+            copy.closeAndDelete()
+        }
+    }
+
+    /// The uploader's report: metadata from the server's answer, the copy's base version
+    /// moved on, and the copy removed if nothing holds it any more.
+    func uploadFinished(_ outcome: Uploader.Outcome) {
+        guard case .uploaded(let job, let item) = outcome else { return }
+        cache.upsert(item)
+        guard let copy = copies.withLock({ $0[job.identifier] }) else { return }
+        copy.condition.lock()
+        if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
+        copy.condition.unlock()
+        cleanUpIfDone(copy)
+    }
+
+    public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
+        guard inode != .root else { throw .permissionDenied }
+        let identifier = try identifier(of: inode)
+        var item = try currentItem(identifier)
+        if let size = changes.size {
+            guard item.kind == .file else { throw .isDirectory }
+            guard item.capabilities.contains(.write), !configuration.readOnly else { throw .permissionDenied }
+            try truncate(item, to: size, handle: handle)
+        }
+        if case .at(let time)? = changes.modificationTime {
+            item = try setModificationTime(item, to: time)
+        } else if case .now? = changes.modificationTime {
+            item = try setModificationTime(item, to: AttributeMapping.timespec(.now()))
+        }
+        // chmod/chown/atime: nothing the server keeps; accepted so cp -a and rsync -a work.
+        return AttributesReply(attributes: attributes(of: cache.item(identifier) ?? item, inode: inode),
+                               timeout: configuration.kernelCacheTimeout)
+    }
+
+    private func truncate(_ item: ProviderItem, to size: UInt64, handle: HandleID?) throws(Errno) {
+        if let handle, case .local(let copy, true)? = handles.file(handle) {
+            guard ftruncate(copy.descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
+            copy.condition.lock()
+            copy.dirty = true
+            copy.condition.unlock()
+            return
+        }
+        // truncate(2) on a path: open, cut, save, close, as a program would.
+        let copy = try materialize(item, truncate: size == 0, writer: true)
+        defer {
+            copy.condition.lock()
+            copy.handles -= 1
+            copy.writers -= 1
+            copy.condition.unlock()
+            cleanUpIfDone(copy)
+        }
+        guard ftruncate(copy.descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
+        copy.condition.lock()
+        copy.dirty = true
+        copy.condition.unlock()
+        try save(copy)
+    }
+
+    private func setModificationTime(_ item: ProviderItem, to time: TimeSpec) throws(Errno) -> ProviderItem {
+        let timestamp = Timestamp(microsecondsSinceEpoch: time.seconds * 1_000_000 + time.nanoseconds / 1_000)
+        if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
+            copy.condition.lock()
+            let pending = copy.dirty || !uploader.isIdle(item.identifier)
+            if pending {
+                // Applied after the pending upload, which would otherwise set the server's time.
+                copy.pendingModified = timestamp
+                var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),
+                             timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds))]
+                futimens(copy.descriptor, &times)
+            }
+            copy.condition.unlock()
+            if pending { return item }
+        }
+        guard item.kind != .site, item.capabilities.contains(.write) || item.capabilities.contains(.rename) else {
+            throw .permissionDenied
+        }
+        do {
+            let updated = try backend.update(item.identifier, ItemChanges(modified: timestamp), baseVersion: nil)
+            cache.upsert(updated)
+            return updated
+        } catch {
+            throw handle(error, "set mtime of \(item.name)", dropping: item.identifier)
+        }
+    }
+}

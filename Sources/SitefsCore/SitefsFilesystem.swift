@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import SitefsProvider
+import SitefsStore
+import Synchronization
+import SystemPackage
+
+/// The filesystem core: the File Provider model over inodes.
+///
+/// The mount root lists the user's sites; every other directory is a server folder listed
+/// page by page; files are placeholders described by metadata until opened. Network calls
+/// are made on the calling FUSE worker thread and never under a lock another request
+/// needs: locks here guard in-memory tables only (InodeTable, ItemCache, HandleTable,
+/// each LocalCopy's condition), and none is held while another is taken, except
+/// `copies` before a LocalCopy's condition.
+public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
+    let backend: any DocumentBackend
+    let configuration: FilesystemConfiguration
+    let logger: Logger
+    let cache: ItemCache
+    let inodes = InodeTable()
+    let handles = HandleTable()
+    let content: ContentDirectory
+    let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
+    private(set) var uploader: Uploader!
+    let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
+    var poller: ChangeFeedPoller?
+
+    public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
+                uploadParallelism: Int = 4, logger: Logger) throws {
+        self.backend = backend
+        self.configuration = configuration
+        self.logger = logger
+        cache = ItemCache(maxAge: configuration.metadataMaxAge)
+        content = try ContentDirectory(cacheDirectory: cacheDirectory)
+        uploader = Uploader(backend: backend, parallelism: uploadParallelism, logger: logger) { [weak self] outcome in
+            self?.uploadFinished(outcome)
+        }
+    }
+
+    /// Upload state for `sitefs status` / `sitefs sync`.
+    public var uploadStatus: Uploader.Status { uploader.status }
+
+    /// Blocks until every save reached the server, or the timeout passed.
+    public func waitForUploads(timeout: Duration) -> Bool { uploader.waitUntilIdle(timeout: timeout) }
+
+    // MARK: Resolving inodes and names
+
+    /// The identifier of a non-root inode.
+    func identifier(of inode: InodeNumber) throws(Errno) -> ItemIdentifier {
+        guard let identifier = inodes.identifier(of: inode) else { throw .staleNFSFileHandle }
+        return identifier
+    }
+
+    /// Converts a kernel name to a server name.
+    func serverName(_ name: FileName) throws(Errno) -> String {
+        guard name.bytes.count <= 255 else { throw .fileNameTooLong }
+        guard let text = name.string else { throw .invalidArgument }
+        return text
+    }
+
+    /// The current metadata of an item: cached while fresh, else from the server.
+    func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
+        if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
+        do throws(ProviderError) {
+            let item = try backend.item(identifier)
+            cache.upsert(item)
+            return item
+        } catch {
+            throw handle(error, "stat \(identifier)", dropping: identifier)
+        }
+    }
+
+    /// The full listing of a folder (or of the root: the sites), from cache or the server.
+    func listing(of folder: ItemIdentifier?) throws(Errno) -> ItemCache.Listing {
+        let key = folder ?? ItemCache.root
+        if let cached = cache.listing(of: key) { return cached }
+        var names: [String] = []
+        var identifiers: [ItemIdentifier] = []
+        var token: PageToken?
+        repeat {
+            let page = try fetchPage(of: folder, after: token)
+            names += page.names
+            identifiers += page.identifiers
+            token = page.next
+        } while token != nil
+        if folder == nil { names = SiteNames.unique(names, identifiers) }
+        let listing = ItemCache.Listing(names: names, identifiers: identifiers)
+        cache.storeListing(listing, of: key)
+        return listing
+    }
+
+    /// One server page of a folder (or of the sites), its items stored in the cache.
+    func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> (names: [String], identifiers: [ItemIdentifier], next: PageToken?) {
+        do throws(ProviderError) {
+            let page: Page
+            if let folder {
+                page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
+            } else {
+                page = try backend.sites(after: token, limit: configuration.pageSize)
+            }
+            cache.store(page.items)
+            return (page.items.map(\.name), page.items.map(\.identifier), page.next)
+        } catch {
+            throw handle(error, "list \(folder?.description ?? "sites")", dropping: folder)
+        }
+    }
+
+    /// The child of `parent` named `name`, or ENOENT.
+    func child(named name: String, of parent: InodeNumber) throws(Errno) -> ProviderItem {
+        let folder = parent == .root ? nil : try identifier(of: parent)
+        guard let identifier = try listing(of: folder).identifier(named: name) else { throw .noSuchFileOrDirectory }
+        return try currentItem(identifier)
+    }
+
+    /// The folder an operation creates something in: writable, and not the root.
+    func writableFolder(_ parent: InodeNumber) throws(Errno) -> ProviderItem {
+        guard parent != .root else { throw .permissionDenied }
+        let folder = try currentItem(try identifier(of: parent))
+        guard folder.kind.isContainer else { throw .notDirectory }
+        guard folder.capabilities.contains(.addChildren), !configuration.readOnly else { throw .permissionDenied }
+        return folder
+    }
+
+    // MARK: Entries and attributes
+
+    func attributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
+        if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
+            copy.condition.lock()
+            defer { copy.condition.unlock() }
+            if case .ready = copy.state, copy.dirty || copy.writers > 0 || uploader.hasPendingWork(item.identifier) {
+                return AttributeMapping.attributes(inode: inode, item: item, size: copy.size(), modified: copy.modificationTime(),
+                                                   configuration: configuration)
+            }
+        }
+        return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration)
+    }
+
+    /// An entry for the kernel; the caller counts the lookup once the reply is certain.
+    func entry(for item: ProviderItem) -> Entry {
+        let inode = inodes.inode(for: item.identifier)
+        return Entry(attributes: attributes(of: item, inode: inode), attributeTimeout: configuration.kernelCacheTimeout,
+                     entryTimeout: configuration.kernelCacheTimeout)
+    }
+
+    /// Maps a provider error to an errno, logs it once, and drops cached knowledge of an
+    /// item the server says is gone.
+    func handle(_ error: ProviderError, _ operation: @autoclosure () -> String, dropping identifier: ItemIdentifier? = nil) -> Errno {
+        logger.failed(operation(), error)
+        if case .notFound = error, let identifier { cache.remove(identifier) }
+        return error.errno
+    }
+
+    // MARK: Lifecycle
+
+    public func mounted(invalidator: any KernelCacheInvalidator) {
+        self.invalidator.withLock { $0 = invalidator }
+        let poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
+        self.poller = poller
+        poller.start()
+    }
+
+    public func unmounting() {
+        poller?.stop()
+    }
+
+    public func forget(_ inode: InodeNumber, lookups: UInt64) {
+        inodes.forget(inode, lookups: lookups)
+    }
+}
+
+/// Site names at the root: a name shared by several sites gets " (2)", " (3)" ... in the
+/// order of the sites' ids, so the mapping is the same on every mount.
+enum SiteNames {
+    static func unique(_ names: [String], _ identifiers: [ItemIdentifier]) -> [String] {
+        let order = identifiers.indices.sorted { lhs, rhs in
+            let (a, b) = (identifiers[lhs].id, identifiers[rhs].id)
+            return a.count != b.count ? a.count < b.count : a < b
+        }
+        var taken = Set<String>()
+        var result = names
+        for index in order {
+            var candidate = names[index]
+            var counter = 2
+            while taken.contains(candidate) {
+                candidate = "\(names[index]) (\(counter))"
+                counter += 1
+            }
+            taken.insert(candidate)
+            result[index] = candidate
+        }
+        return result
+    }
+}

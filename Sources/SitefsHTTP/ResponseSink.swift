@@ -1,0 +1,25 @@
+/// Where a response body goes.
+///
+/// Only 2xx bodies reach a file or chunk sink. Any other status is an error document, which
+/// goes to `HTTPResponse.body` (up to `errorBodyLimit` bytes, the rest dropped) so a 404's
+/// JSON never overwrites part of a cached file.
+public enum ResponseSink {
+    /// Collect the body in memory, failing with `HTTPClientError.responseTooLarge` once more
+    /// than `limit` bytes arrive: a JSON reply that large means something is wrong, and the
+    /// limit keeps a misbehaving server from exhausting the daemon's memory.
+    case memory(limit: Int = ResponseSink.defaultMemoryLimit)
+    /// Write the body to an open descriptor with `pwrite`, starting at `offset`. The caller
+    /// keeps ownership of the descriptor. Offsets make ranged downloads into a cache file safe.
+    case fileDescriptor(Int32, offset: Int64)
+    /// Open the file before the request is sent (creating it with mode 0600 if needed, never
+    /// truncating it) and write the body starting at `offset`.
+    case file(path: String, offset: Int64)
+    /// Hand each chunk to the caller as it arrives, on the calling thread. The buffer is only
+    /// valid during the call. Throwing aborts the transfer with `HTTPClientError.sinkFailed`.
+    case chunks((UnsafeRawBufferPointer) throws -> Void)
+
+    /// 16 MiB: far above any listing the API returns, far below a worrying allocation.
+    public static let defaultMemoryLimit = 16 * 1024 * 1024
+    /// How much of a non-2xx body is kept for the caller to read.
+    public static let errorBodyLimit = 64 * 1024
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The request body as libcurl's read callback pulls it, in pieces, from memory or disk.
+///
+/// Files are read with `pread` at an explicit position, so rewinding (which libcurl asks for
+/// when it must resend the body on a fresh connection) is just moving that position.
+final class UploadSource {
+    private enum Storage {
+        case bytes([UInt8])
+        case file(descriptor: Int32, path: String)
+    }
+
+    private let storage: Storage
+    let size: Int64
+    private var position: Int64 = 0
+
+    init(bytes: [UInt8]) {
+        storage = .bytes(bytes)
+        size = Int64(bytes.count)
+    }
+
+    /// Opens the file and takes its size now; the descriptor is closed when the source goes.
+    init(filePath path: String) throws(HTTPClientError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .localIO(operation: "open", path: path, errno: errno) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .localIO(operation: "stat", path: path, errno: code)
+        }
+        storage = .file(descriptor: descriptor, path: path)
+        size = Int64(info.st_size)
+    }
+
+    deinit {
+        if case .file(let descriptor, _) = storage { close(descriptor) }
+    }
+
+    /// Fills as much of `buffer` as possible; 0 means the body is complete.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(HTTPClientError) -> Int {
+        let wanted = Int(min(Int64(buffer.count), size - position))
+        guard wanted > 0, let base = buffer.baseAddress else { return 0 }
+        switch storage {
+        case .bytes(let bytes):
+            bytes.withUnsafeBytes { source in
+                base.copyMemory(from: source.baseAddress! + Int(position), byteCount: wanted)
+            }
+            position += Int64(wanted)
+            return wanted
+        case .file(let descriptor, let path):
+            while true {
+                let count = pread(descriptor, base, wanted, off_t(position))
+                if count > 0 {
+                    position += Int64(count)
+                    return count
+                }
+                if count == 0 {
+                    // The file shrank after its size was sent: the body cannot be completed.
+                    throw .localIO(operation: "read (file shorter than when the upload started)", path: path, errno: EIO)
+                }
+                if errno != EINTR { throw .localIO(operation: "read", path: path, errno: errno) }
+            }
+        }
+    }
+
+    /// Moves the read position for a resend; false if the offset is outside the body.
+    func seek(to offset: Int64) -> Bool {
+        guard offset >= 0, offset <= size else { return false }
+        position = offset
+        return true
+    }
+}

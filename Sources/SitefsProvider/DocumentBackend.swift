@@ -1,0 +1,57 @@
+import SitefsAPI
+
+/// The server as the File Provider model sees it. Calls block (they run on FUSE worker
+/// threads and the uploader's threads) and each ends within the backend's timeouts.
+public protocol DocumentBackend: Sendable {
+    /// The root container's enumerator: sites the user may see.
+    func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page
+    /// A folder's enumerator.
+    func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page
+    func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem
+
+    /// Downloads content (all of it, or `range`) into `sink`: the current version, or
+    /// `version` (a reader keeps the version it opened). With `ifNoneMatch` equal to the
+    /// server's version, nothing is transferred and `.notModified` comes back.
+    func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                      into sink: ContentSink) throws(ProviderError) -> FetchOutcome
+
+    func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem
+    /// Creates a file with the content of a local file (streamed, never whole in memory).
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem
+    /// Uploads a new version, conditional on `baseVersion` when given (412 -> versionMismatch).
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem
+    /// Rename, move within the site, set mtime, or rename over an existing file (`replace`).
+    func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem
+    func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError)
+
+    /// The change feed; nil starts from "now".
+    func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch
+}
+
+public struct ItemChanges: Sendable, Equatable {
+    public var name: String?
+    public var parent: ItemIdentifier?
+    public var modified: Timestamp?
+    public var replaceExisting: Bool
+
+    public init(name: String? = nil, parent: ItemIdentifier? = nil, modified: Timestamp? = nil, replaceExisting: Bool = false) {
+        self.name = name
+        self.parent = parent
+        self.modified = modified
+        self.replaceExisting = replaceExisting
+    }
+}
+
+/// Where downloaded bytes go.
+public enum ContentSink: Sendable {
+    /// Written with pwrite at `offset` + position (a local content copy).
+    case file(descriptor: Int32, offset: Int64)
+    /// Kept in memory, at most `limit` bytes (small ranged reads).
+    case memory(limit: Int)
+}
+
+public enum FetchOutcome: Sendable {
+    case notModified
+    /// `bytes` is set for a memory sink. `totalSize` is the whole content's size.
+    case fetched(version: String, totalSize: Int64, bytes: [UInt8]?)
+}

@@ -1,0 +1,36 @@
+/// One page of an enumeration and the opaque token of the next (nil: the last page).
+/// Paging bounds memory for huge folders: the filesystem asks for the next page only when
+/// the kernel reads on.
+public struct Page: Sendable {
+    public var items: [ProviderItem]
+    public var next: PageToken?
+
+    public init(items: [ProviderItem], next: PageToken?) {
+        self.items = items
+        self.next = next
+    }
+}
+
+/// A server cursor, passed back as it came.
+public struct PageToken: Hashable, Sendable {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+}
+
+/// What changed on the server since a token (`/v1/changes`).
+public struct ChangeBatch: Sendable {
+    public enum Change: Sendable, Equatable {
+        case updated(ProviderItem)
+        case deleted(ItemIdentifier)
+    }
+
+    public var changes: [Change]
+    public var next: PageToken
+    public var hasMore: Bool
+
+    public init(changes: [Change], next: PageToken, hasMore: Bool) {
+        self.changes = changes
+        self.next = next
+        self.hasMore = hasMore
+    }
+}

@@ -1,0 +1,52 @@
+/// Why a backend call failed, in terms the filesystem maps to errnos and retry decisions.
+public enum ProviderError: Error, Sendable, CustomStringConvertible {
+    /// No or expired credentials (401): the user must run `sitefs login`.
+    case notAuthenticated(String)
+    /// The grant does not allow it (403).
+    case forbidden(String)
+    /// Gone on the server (404); cached knowledge of it should be dropped.
+    case notFound
+    /// The name is taken (409).
+    case nameTaken(String)
+    /// The server refused the name (400 invalid_name).
+    case invalidName(String)
+    /// The item changed since the version the call was based on (412).
+    case versionMismatch(current: ProviderItem?)
+    /// Moves only happen within a site.
+    case crossSite
+    /// Another refusal the server explained (400/409/413/416 ...).
+    case refused(status: Int, code: String, message: String)
+    /// The server could not be reached, timed out or dropped the connection.
+    case unreachable(String)
+    /// The server answered 5xx or 429: worth retrying later.
+    case serverUnavailable(status: Int, message: String)
+    /// The response broke the API contract (malformed JSON, bad names, negative sizes).
+    case invalidResponse(String)
+    /// A local file could not be read or written.
+    case localIO(String)
+
+    public var description: String {
+        switch self {
+        case .notAuthenticated(let message): return "not signed in: \(message); run `sitefs login`"
+        case .forbidden(let message): return "forbidden: \(message)"
+        case .notFound: return "not found on the server"
+        case .nameTaken(let message): return "name taken: \(message)"
+        case .invalidName(let message): return "invalid name: \(message)"
+        case .versionMismatch: return "the server has a newer version"
+        case .crossSite: return "items move only within their site"
+        case .refused(let status, let code, let message): return "refused (\(status) \(code)): \(message)"
+        case .unreachable(let message): return "server unreachable: \(message)"
+        case .serverUnavailable(let status, let message): return "server error \(status): \(message)"
+        case .invalidResponse(let message): return "invalid server response: \(message)"
+        case .localIO(let message): return "local I/O error: \(message)"
+        }
+    }
+
+    /// Worth retrying unchanged later (network trouble, overload), as opposed to a verdict.
+    public var isTransient: Bool {
+        switch self {
+        case .unreachable, .serverUnavailable: return true
+        default: return false
+        }
+    }
+}

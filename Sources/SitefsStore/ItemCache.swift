@@ -1,0 +1,130 @@
+import SitefsAPI
+import SitefsProvider
+import Synchronization
+
+/// What the mount knows of the server's tree: item metadata and folder listings, so that
+/// `stat`, `ls -l` and `find` are answered without a request once a folder was listed.
+///
+/// Listings are complete snapshots in server order; the change feed and local operations
+/// keep them current, and `maxAge` bounds how long one is trusted without either. The root
+/// (the list of sites) is keyed by `ItemCache.root`.
+public final class ItemCache: Sendable {
+    /// Key of the root listing (the sites).
+    public static let root = ItemIdentifier(site: "", id: "")
+
+    public struct Listing: Sendable {
+        /// Names as shown (site names made unique), in order.
+        public var names: [String]
+        public var identifiers: [ItemIdentifier]
+        public var fetchedAt: ContinuousClock.Instant
+
+        public init(names: [String], identifiers: [ItemIdentifier], fetchedAt: ContinuousClock.Instant = .now) {
+            self.names = names
+            self.identifiers = identifiers
+            self.fetchedAt = fetchedAt
+        }
+
+        public func identifier(named name: String) -> ItemIdentifier? {
+            names.firstIndex(of: name).map { identifiers[$0] }
+        }
+    }
+
+    private struct Cached {
+        var item: ProviderItem
+        var fetchedAt: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var items: [ItemIdentifier: Cached] = [:]
+        var listings: [ItemIdentifier: Listing] = [:]
+    }
+
+    private let state = Mutex(State())
+    public let maxAge: Duration
+
+    public init(maxAge: Duration) {
+        self.maxAge = maxAge
+    }
+
+    public func item(_ identifier: ItemIdentifier) -> ProviderItem? {
+        state.withLock { $0.items[identifier]?.item }
+    }
+
+    /// The item if it was confirmed within `age`.
+    public func item(_ identifier: ItemIdentifier, notOlderThan age: Duration) -> ProviderItem? {
+        state.withLock { state in
+            guard let cached = state.items[identifier], cached.fetchedAt.duration(to: .now) <= age else { return nil }
+            return cached.item
+        }
+    }
+
+    public func store(_ items: [ProviderItem]) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+        }
+    }
+
+    /// A listing still within `maxAge`.
+    public func listing(of folder: ItemIdentifier) -> Listing? {
+        state.withLock { state in
+            guard let listing = state.listings[folder], listing.fetchedAt.duration(to: .now) <= maxAge else { return nil }
+            return listing
+        }
+    }
+
+    public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {
+        state.withLock { $0.listings[folder] = listing }
+    }
+
+    public func dropListing(of folder: ItemIdentifier) {
+        _ = state.withLock { $0.listings.removeValue(forKey: folder) }
+    }
+
+    /// A new or changed item: metadata stored, and its entry put in (or moved to) the
+    /// listing of its current parent when that listing is cached. Returns where it was
+    /// listed before, if that differs (for kernel invalidation).
+    @discardableResult
+    public func upsert(_ item: ProviderItem) -> (parent: ItemIdentifier, name: String)? {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            let previous = state.items[item.identifier]?.item
+            state.items[item.identifier] = Cached(item: item, fetchedAt: now)
+            var old: (ItemIdentifier, String)?
+            if let previous, let previousParent = previous.parent,
+               previousParent != item.parent || previous.name != item.name {
+                old = (previousParent, previous.name)
+                Self.removeEntry(item.identifier, from: previousParent, in: &state)
+            }
+            if let parent = item.parent, var listing = state.listings[parent], !listing.identifiers.contains(item.identifier) {
+                listing.names.append(item.name)
+                listing.identifiers.append(item.identifier)
+                state.listings[parent] = listing
+            }
+            return old
+        }
+    }
+
+    /// Forgets an item (deleted on the server), its listing, and its entry in its parent.
+    /// Returns where it was listed.
+    @discardableResult
+    public func remove(_ identifier: ItemIdentifier) -> (parent: ItemIdentifier, name: String)? {
+        state.withLock { state in
+            let previous = state.items.removeValue(forKey: identifier)?.item
+            state.listings[identifier] = nil
+            guard let parent = previous?.parent else { return nil }
+            Self.removeEntry(identifier, from: parent, in: &state)
+            return (parent, previous!.name)
+        }
+    }
+
+    private static func removeEntry(_ identifier: ItemIdentifier, from parent: ItemIdentifier, in state: inout State) {
+        guard var listing = state.listings[parent], let index = listing.identifiers.firstIndex(of: identifier) else { return }
+        listing.identifiers.remove(at: index)
+        listing.names.remove(at: index)
+        state.listings[parent] = listing
+    }
+
+    /// Number of items known (memory accounting).
+    public var itemCount: Int { state.withLock { $0.items.count } }
+}
