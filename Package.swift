@@ -27,6 +27,12 @@ let package = Package(
         .target(name: "SitefsCrypto", swiftSettings: optimisedAlways),
         // Sample office documents (.odt, .docx, .xlsx) for the demo sites.
         .target(name: "SitefsDemoContent"),
+        // libcurl, with typed wrappers for the variadic calls Swift cannot make.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
+        .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
+        // API v1 as a DocumentBackend (the client side of SitefsServerCore).
+        .target(name: "SitefsHTTPBackend", dependencies: ["SitefsHTTP", "SitefsProvider", "SitefsAPI"]),
         // The File Provider vocabulary: identifiers, items, pages, the backend protocol.
         .target(name: "SitefsProvider", dependencies: ["SitefsAPI"]),
         // Local store: metadata cache, content copies, staging, the uploader.
@@ -44,6 +50,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Shared by both executables: terminal password input.
+        .target(name: "SitefsCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The reference document server: storage, auth, HTTP routes.
         .target(
             name: "SitefsServerCore",
@@ -58,13 +66,22 @@ let package = Package(
         .executableTarget(
             name: "SitefsServerCLI",
             dependencies: [
-                "SitefsServerCore",
+                "SitefsServerCore", "SitefsCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
+        .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
+        .testTarget(
+            name: "SitefsCoreTests",
+            dependencies: [
+                "SitefsCore", "SitefsProvider", "SitefsAPI",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
         .testTarget(
             name: "SitefsServerTests",

@@ -6,7 +6,7 @@ import SitefsStore
 /// updated, and the kernel is told to drop what it cached, so a file added on the server
 /// appears without a remount. Invalidations are sent from this thread, with no lock held.
 final class ChangeFeedPoller: @unchecked Sendable {
-    private unowned let filesystem: SitefsFilesystem
+    private weak var filesystem: SitefsFilesystem?
     private let interval: Duration
     private let condition = NSCondition()
     private var stopped = false
@@ -34,11 +34,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
 
     private func run() {
         while !sleep() {
+            guard let filesystem else { return }
             do {
                 var batch: ChangeBatch
                 repeat {
                     batch = try filesystem.backend.changes(since: token)
-                    if token != nil { apply(batch.changes) }
+                    if token != nil { apply(batch.changes, to: filesystem) }
                     token = batch.next
                 } while batch.hasMore
             } catch {
@@ -58,7 +59,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
         return stopped
     }
 
-    private func apply(_ changes: [ChangeBatch.Change]) {
+    private func apply(_ changes: [ChangeBatch.Change], to filesystem: SitefsFilesystem) {
         var entries: [(InodeNumber, String)] = []
         var inodes: [(InodeNumber, Bool)] = []
         let cache = filesystem.cache

@@ -25,6 +25,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     private(set) var uploader: Uploader!
     let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
     var poller: ChangeFeedPoller?
+    /// Called once the kernel has initialised the mount (it is live from then on).
+    public var onMounted: (@Sendable () -> Void)?
 
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
                 uploadParallelism: Int = 4, logger: Logger) throws {
@@ -158,10 +160,16 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         let poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
         self.poller = poller
         poller.start()
+        onMounted?()
     }
 
     public func unmounting() {
         poller?.stop()
+    }
+
+    deinit {
+        poller?.stop()
+        uploader.shutdown()
     }
 
     public func forget(_ inode: InodeNumber, lookups: UInt64) {

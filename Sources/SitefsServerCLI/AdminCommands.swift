@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SitefsCommandLine
 import SitefsServerCore
 
 struct UserCommand: AsyncParsableCommand {

@@ -58,6 +58,9 @@ public final class Uploader: @unchecked Sendable {
     private var order: [ItemIdentifier] = []
     private var inFlight: [ItemIdentifier: Job] = [:]
     private var failures: [ItemIdentifier: (Job, ProviderError)] = [:]
+    /// Finished uploads whose outcome is still being reported: waiters wait for these too,
+    /// so "idle" means the filesystem has also seen the result.
+    private var reporting: [ItemIdentifier: Int] = [:]
     private var stopping = false
     private var threads: [Thread] = []
 
@@ -66,7 +69,8 @@ public final class Uploader: @unchecked Sendable {
         self.logger = logger
         self.onOutcome = onOutcome
         for index in 0..<max(1, parallelism) {
-            let thread = Thread { [unowned self] in self.work() }
+            // Each thread holds the uploader until `shutdown()` lets it return.
+            let thread = Thread { self.work() }
             thread.name = "sitefs-upload-\(index)"
             threads.append(thread)
             thread.start()
@@ -99,7 +103,8 @@ public final class Uploader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let busy = identifier.map { queued[$0] != nil || inFlight[$0] != nil } ?? (!queued.isEmpty || !inFlight.isEmpty)
+            let busy = identifier.map { queued[$0] != nil || inFlight[$0] != nil || reporting[$0] != nil }
+                ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty)
             if !busy { return true }
             if !condition.wait(until: deadline) { return false }
         }
@@ -126,6 +131,10 @@ public final class Uploader: @unchecked Sendable {
             let outcome = upload(job)
             finish(job, outcome)
             onOutcome(outcome)
+            condition.lock()
+            reporting[job.identifier] = reporting[job.identifier].flatMap { $0 > 1 ? $0 - 1 : nil }
+            condition.broadcast()
+            condition.unlock()
         }
     }
 
@@ -148,6 +157,7 @@ public final class Uploader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         inFlight[job.identifier] = nil
+        reporting[job.identifier, default: 0] += 1
         switch outcome {
         case .uploaded(_, let item):
             unlink(job.stagedPath)

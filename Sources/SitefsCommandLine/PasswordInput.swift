@@ -3,12 +3,14 @@ import Foundation
 
 /// Reads a password from standard input: on a terminal with echo off, asked twice; from a
 /// pipe, the first line. Passwords never come from argv, where `ps` would show them.
-enum PasswordInput {
-    static func read() throws -> String {
+public enum PasswordInput {
+    public static func read(confirm: Bool = true) throws -> String {
         if isatty(STDIN_FILENO) == 1 {
             let first = try prompt("Password: ")
-            let second = try prompt("Repeat password: ")
-            guard first == second else { throw ValidationError("the passwords differ") }
+            if confirm {
+                let second = try prompt("Repeat password: ")
+                guard first == second else { throw ValidationError("the passwords differ") }
+            }
             return try nonEmpty(first)
         }
         guard let line = Swift.readLine(strippingNewline: true) else {

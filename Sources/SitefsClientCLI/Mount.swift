@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SitefsCore
+import SitefsCrypto
+import SitefsFUSE
+import SitefsHTTP
+import SitefsHTTPBackend
+import SitefsProvider
+
+struct Mount: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Mount a server's sites at MOUNTPOINT. Returns once the mount is live (or says why not).")
+
+    @Argument(help: "The server, as given to login.") var url: String
+    @Argument(help: "An empty folder to mount on.") var mountpoint: String
+    @Flag(help: "Stay in the foreground (Ctrl-C unmounts).") var foreground = false
+    @Option(name: .customLong("cache-dir"), help: "Metadata and content cache (default: $XDG_CACHE_HOME/sitefs/<mount id>).")
+    var cacheDirectory: String?
+    @Option(name: .customLong("page-size"), help: "Items per server page when listing folders.") var pageSize = 200
+    @Flag(name: .customLong("read-only"), help: "Refuse every change, whatever the grants allow.") var readOnly = false
+    @Flag(name: .customLong("allow-other"), help: "Let other users see the mount (needs user_allow_other in /etc/fuse.conf).")
+    var allowOther = false
+    @Option(name: .customLong("log-file"), help: "Log here (default: CACHE_DIR/sitefs.log in the background, stderr in the foreground).")
+    var logFile: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .customLong("poll-interval"), help: "Seconds between change-feed polls.") var pollInterval: Double = 3
+    @Option(name: .customLong("cache-ttl"), help: "Seconds listings and metadata are trusted between change-feed updates.")
+    var cacheTTL: Double = 60
+    @Option(name: .customLong("io-timeout"), help: "Seconds a stalled or unreachable server is waited for before EIO.")
+    var ioTimeout: Double = 10
+    @Option(name: .customLong("uploads"), help: "Files uploaded in parallel.") var uploadParallelism = 4
+    @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
+
+    func validate() throws {
+        guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1...1000") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0 else {
+            throw ValidationError("intervals, timeouts and --uploads must be positive")
+        }
+    }
+
+    func run() throws {
+        let server = CredentialStore.normalize(url)
+        let target = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
+        guard let credentials = CredentialStore.standard.entry(for: server) else {
+            throw UserFacingError("not signed in to \(server): run `sitefs login \(server) --user NAME`")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UserFacingError("mount point \(target) is not an existing folder")
+        }
+        guard !MountTable.isMountPoint(target) else { throw UserFacingError("mount point \(target) is busy: something is mounted there") }
+        let cache = cacheDirectory ?? Self.defaultCacheDirectory(server: server, user: credentials.user, mountpoint: target)
+        if daemonChild || foreground {
+            try MountDaemon(options: self, server: server, mountpoint: target, cacheDirectory: cache).run()
+        } else {
+            try spawnDaemon(server: server, mountpoint: target, cacheDirectory: cache)
+        }
+    }
+
+    /// Starts a fresh process for the daemon (never fork once threads exist) and waits for
+    /// it to say the mount is live, or why it is not.
+    private func spawnDaemon(server: String, mountpoint: String, cacheDirectory: String) throws {
+        let log = logFile ?? URL(fileURLWithPath: cacheDirectory).appendingPathComponent("sitefs.log").path
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var arguments = ["mount", server, mountpoint, "--daemon-child", "--cache-dir", cacheDirectory, "--log-file", log,
+                         "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
+                         "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism)]
+        if readOnly { arguments.append("--read-only") }
+        if allowOther { arguments.append("--allow-other") }
+        process.arguments = arguments
+        let ready = Pipe()
+        process.standardOutput = ready
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let answer = Self.readLine(ready.fileHandleForReading, timeout: 60)
+        if answer == "mounted" {
+            print("mounted \(server) at \(mountpoint) (log: \(log))")
+            return
+        }
+        if process.isRunning { process.terminate() }
+        if let answer, answer.hasPrefix("error: ") { throw UserFacingError(String(answer.dropFirst(7))) }
+        throw UserFacingError("the sitefs daemon did not start; see \(log)")
+    }
+
+    static func defaultCacheDirectory(server: String, user: String, mountpoint: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CACHE_HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
+        let id = Hex.encode(Array(SHA256.hash(Array("\(server)\n\(user)\n\(mountpoint)".utf8)).prefix(8)))
+        return URL(fileURLWithPath: base).appendingPathComponent("sitefs").appendingPathComponent(id).path
+    }
+
+    static func readLine(_ handle: FileHandle, timeout: TimeInterval) -> String? {
+        var collected = [UInt8]()
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 200) >= 0 else { return nil }
+            guard descriptor.revents != 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: collected, as: UTF8.self) }
+            collected.append(byte)
+        }
+        return nil
+    }
+}

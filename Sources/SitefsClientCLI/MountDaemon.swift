@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import SitefsCore
+import SitefsFUSE
+import SitefsHTTP
+import SitefsHTTPBackend
+import SitefsProvider
+
+/// The mount process itself: checks the server, builds the layers, runs the FUSE session
+/// until unmounted, then gives pending uploads a chance to finish.
+struct MountDaemon {
+    let options: Mount
+    let server: String
+    let mountpoint: String
+    let cacheDirectory: String
+
+    func run() throws {
+        if options.daemonChild { setsid() }  // leave the terminal's session: Ctrl-C there is not for us
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        if let logFile = options.logFile { try redirectStandardError(to: logFile) }
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "sitefs")
+        logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
+
+        let timeouts = HTTPClient.Timeouts(connect: .seconds(options.ioTimeout), lowSpeedLimit: 1,
+                                           lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
+        let backend = HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
+                                          timeouts: timeouts)
+        do {
+            _ = try backend.sites(after: nil, limit: 1)
+        } catch {
+            let reason: String
+            switch error {
+            case .notAuthenticated: reason = "the sign-in to \(server) has expired: run `sitefs login \(server) --user NAME`"
+            case .unreachable(let detail): reason = "server \(server) is unreachable: \(detail)"
+            default: reason = "server \(server) refused: \(error)"
+            }
+            if options.daemonChild { announce("error: \(reason)") }
+            throw UserFacingError(reason)
+        }
+        let configuration = FilesystemConfiguration(
+            pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
+            changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: getgid(),
+            readOnly: options.readOnly)
+        let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
+                                              cacheDirectory: URL(fileURLWithPath: cacheDirectory),
+                                              uploadParallelism: options.uploadParallelism, logger: logger)
+        filesystem.onMounted = { [daemonChild = options.daemonChild] in
+            logger.info("mounted \(server) at \(mountpoint)")
+            if daemonChild { announce("mounted") }
+        }
+        let session = FUSEMount(
+            operations: filesystem, mountpoint: mountpoint,
+            options: MountOptions(fsName: "sitefs", subtype: "sitefs", readOnly: options.readOnly, allowOther: options.allowOther))
+        do {
+            try session.run()
+        } catch {
+            if options.daemonChild { announce("error: \(error)") }
+            throw UserFacingError("\(error)")
+        }
+        logger.info("unmounted \(mountpoint)")
+        let pending = filesystem.uploadStatus.pending
+        if pending > 0 {
+            logger.notice("waiting for \(pending) pending uploads")
+            if !filesystem.waitForUploads(timeout: .seconds(600)) {
+                logger.error("uploads still pending at exit; their content is kept in \(cacheDirectory)/staging")
+            }
+        }
+    }
+
+    private func redirectStandardError(to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw UserFacingError("cannot open log file \(path): \(String(cString: strerror(errno)))") }
+        dup2(descriptor, STDERR_FILENO)
+        close(descriptor)
+    }
+}
+
+/// Tells the parent `sitefs mount` how the start went (one line on stdout), then detaches
+/// stdout so a later write cannot hit a closed pipe.
+private func announce(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+    if null >= 0 {
+        dup2(null, STDOUT_FILENO)
+        close(null)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// Reads a live mount's state from the `user.sitefs.status` attribute of its root, which
+/// the daemon answers itself: no other channel to the daemon is needed.
+enum MountStatusReader {
+    struct Status: Decodable {
+        struct Uploads: Decodable {
+            struct Failure: Decodable {
+                var name: String
+                var reason: String
+            }
+            var pending: Int
+            var uploading: [String]
+            var failed: [Failure]
+        }
+        var openFiles: Int
+        var localCopies: Int
+        var uploads: Uploads
+        var knownItems: Int
+
+        enum CodingKeys: String, CodingKey {
+            case uploads
+            case openFiles = "open_files"
+            case localCopies = "local_copies"
+            case knownItems = "known_items"
+        }
+    }
+
+    enum Failure: Error, CustomStringConvertible {
+        case notMounted(String)
+        case daemonGone(String)
+        case unreadable(String)
+
+        var description: String {
+            switch self {
+            case .notMounted(let path): return "\(path) is not a sitefs mount"
+            case .daemonGone(let path): return "the sitefs daemon of \(path) is gone; run `sitefs unmount \(path)`"
+            case .unreadable(let detail): return "cannot read the mount's status: \(detail)"
+            }
+        }
+    }
+
+    static func read(_ mountpoint: String) throws(Failure) -> Status {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        let count = getxattr(mountpoint, "user.sitefs.status", &buffer, buffer.count)
+        guard count >= 0 else {
+            switch errno {
+            case ENOTCONN: throw .daemonGone(mountpoint)
+            case ENODATA, ENOTSUP: throw .notMounted(mountpoint)
+            default: throw .unreadable(String(cString: strerror(errno)))
+            }
+        }
+        do {
+            return try JSONDecoder().decode(Status.self, from: Data(buffer[0..<count]))
+        } catch {
+            throw .unreadable("\(error)")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import ArgumentParser
+import Foundation
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a mount's open files, pending uploads and failures.")
+
+    @Argument(help: "The mount point.") var mountpoint: String
+
+    func run() throws {
+        let status = try MountStatusReader.read(mountpoint)
+        print("open files: \(status.openFiles), local copies: \(status.localCopies), known items: \(status.knownItems)")
+        print("pending uploads: \(status.uploads.pending)")
+        for name in status.uploads.uploading { print("  uploading: \(name)") }
+        for failure in status.uploads.failed { print("  failed: \(failure.name): \(failure.reason)") }
+    }
+}
+
+struct Sync: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Wait until every saved file is on the server. Exits non-zero if an upload failed or the timeout passed.")
+
+    @Argument(help: "The mount point.") var mountpoint: String
+    @Option(help: "Give up after this many seconds.") var timeout: Double = 300
+
+    func run() throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let status = try MountStatusReader.read(mountpoint)
+            if !status.uploads.failed.isEmpty {
+                let reasons = status.uploads.failed.map { "\($0.name): \($0.reason)" }.joined(separator: "\n  ")
+                throw UserFacingError("uploads failed:\n  \(reasons)")
+            }
+            if status.uploads.pending == 0 { return }
+            if Date() > deadline { throw UserFacingError("\(status.uploads.pending) uploads still pending after \(Int(timeout)) s") }
+            usleep(50_000)
+        }
+    }
+}
+
+struct Unmount: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unmount, after pending uploads reached the server (unless --no-wait).")
+
+    @Argument(help: "The mount point.") var mountpoint: String
+    @Flag(name: .customLong("no-wait"), help: "Unmount at once; pending uploads resume on the next mount.") var noWait = false
+    @Option(help: "Seconds to wait for pending uploads.") var timeout: Double = 600
+
+    func run() throws {
+        if !noWait {
+            do {
+                try Sync.parse([mountpoint, "--timeout", String(timeout)]).run()
+            } catch let failure as MountStatusReader.Failure {
+                if case .notMounted = failure { throw UserFacingError(failure.description) }
+                // A dead daemon: nothing to wait for; unmount the stale mount below.
+            }
+        }
+        try MountTable.unmount(mountpoint)
+        print("unmounted \(mountpoint)")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import SitefsAPI
+import SitefsHTTP
+import SitefsProvider
+
+/// The project's API v1 (see SitefsServerCore/openapi.yaml) as a `DocumentBackend`, over
+/// libcurl. Every call has the client's timeouts; every response is decoded strictly and
+/// validated; HTTP statuses become `ProviderError`s the filesystem maps to errnos.
+public final class HTTPDocumentBackend: DocumentBackend {
+    let client: HTTPClient
+    let tokens: any TokenSource
+
+    public init(baseURL: String, tokens: any TokenSource, timeouts: HTTPClient.Timeouts = .default) {
+        client = HTTPClient(baseURL: baseURL, timeouts: timeouts)
+        self.tokens = tokens
+    }
+
+    // MARK: Enumeration and metadata
+
+    public func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        let page = try json(ItemPage.self, .get, "/v1/sites" + Self.query(["limit": String(limit), "cursor": token?.rawValue]))
+        return try ResponseValidation.page(page, of: nil)
+    }
+
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        let path = Self.itemPath(folder, "children") + Self.query(["limit": String(limit), "cursor": token?.rawValue])
+        return try ResponseValidation.page(try json(ItemPage.self, .get, path), of: folder)
+    }
+
+    public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        try checked(try json(Item.self, .get, Self.itemPath(identifier)), expected: identifier)
+    }
+
+    // MARK: Content
+
+    public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                             into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
+        var headers: [(String, String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
+        if let ifNoneMatch { headers.append(("If-None-Match", "\"\(ifNoneMatch)\"")) }
+        let path = Self.itemPath(file, "content") + Self.query(["version": version])
+        let responseSink: ResponseSink
+        switch sink {
+        case .file(let descriptor, let offset): responseSink = .fileDescriptor(descriptor, offset: offset)
+        case .memory(let limit): responseSink = .memory(limit: limit)
+        }
+        let response = try send(HTTPRequest(method: .get, path: path, headers: headers, appliesOverallTimeout: false), into: responseSink)
+        switch response.status {
+        case 304:
+            return .notModified
+        case 200, 206:
+            guard let etag = response.headers["ETag"].map(Self.unquote), !etag.isEmpty else {
+                throw .invalidResponse("content response without an ETag")
+            }
+            let total = try Self.totalSize(response, range: range)
+            if range != nil, response.status != 206 { throw .invalidResponse("a range request was answered with the whole content") }
+            if case .memory = sink { return .fetched(version: etag, totalSize: total, bytes: response.body) }
+            return .fetched(version: etag, totalSize: total, bytes: nil)
+        default:
+            throw Self.error(for: response)
+        }
+    }
+
+    public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        let body = try Self.encode(NewFolder(name: name))
+        return try checked(try json(Item.self, .post, Self.itemPath(parent, "children"), body: .bytes(body), json: true), parent: parent)
+    }
+
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        let target = Self.itemPath(parent, "children") + Self.query(["name": name])
+        return try checked(try json(Item.self, .post, target, body: .file(path: path), large: true), parent: parent)
+    }
+
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        return try checked(
+            try json(Item.self, .put, Self.itemPath(file, "content"), headers: headers, body: .file(path: path), large: true),
+            expected: file)
+    }
+
+    public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        if let parent = changes.parent, parent.site != item.site { throw .crossSite }
+        let patch = ItemPatch(name: changes.name, parentID: changes.parent?.id, modifiedAt: changes.modified,
+                              replace: changes.replaceExisting ? true : nil)
+        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        let result = try json(Item.self, .patch, Self.itemPath(item), headers: headers, body: .bytes(try Self.encode(patch)), json: true)
+        let converted = try ResponseValidation.providerItem(result)
+        // With `replace`, the destination's id survives; otherwise it must be the same item.
+        guard converted.identifier.site == item.site, changes.replaceExisting || converted.identifier == item else {
+            throw .invalidResponse("PATCH of \(item) answered with item \(converted.identifier)")
+        }
+        return converted
+    }
+
+    public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
+        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        let response = try send(HTTPRequest(method: .delete, path: Self.itemPath(item), headers: headers))
+        guard response.status == 204 || response.status == 200 else { throw Self.error(for: response) }
+    }
+
+    public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
+        let page = try json(ChangePage.self, .get, "/v1/changes" + Self.query(["cursor": token?.rawValue]))
+        var changes: [ChangeBatch.Change] = []
+        for change in page.changes {
+            switch change {
+            case .item(let item):
+                // One bad item is reported and skipped; the rest of the feed still applies.
+                if let converted = try? ResponseValidation.providerItem(item) { changes.append(.updated(converted)) }
+            case .deleted(let id, let siteID):
+                changes.append(.deleted(ItemIdentifier(site: siteID, id: id)))
+            }
+        }
+        guard !page.nextCursor.isEmpty else { throw .invalidResponse("empty change cursor") }
+        return ChangeBatch(changes: changes, next: PageToken(page.nextCursor), hasMore: page.hasMore)
+    }
+
+    // MARK: Sign-in (used by `sitefs login` / `logout`)
+
+    /// Exchanges a password for a session token.
+    public static func signIn(baseURL: String, username: String, password: String,
+                              timeouts: HTTPClient.Timeouts = .default) throws(ProviderError) -> SessionGrant {
+        let backend = HTTPDocumentBackend(baseURL: baseURL, tokens: FixedToken(nil), timeouts: timeouts)
+        let body = try encode(SessionRequest(username: username, password: password))
+        return try backend.json(SessionGrant.self, .post, "/v1/session", body: .bytes(body), json: true)
+    }
+
+    /// Revokes the token in use.
+    public func signOut() throws(ProviderError) {
+        let response = try send(HTTPRequest(method: .delete, path: "/v1/session"))
+        guard response.status == 204 else { throw Self.error(for: response) }
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SystemPackage
+import Testing
+
+@Suite struct NamespaceCoreTests {
+    @Test func rootListsSitesWithCollisionsMadeUniqueDeterministically() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        harness.backend.addSite("Harbour")
+        harness.backend.addSite("School")
+        harness.backend.addSite("Harbour")
+        let names = try harness.list(.root).map(\.name.description)
+        #expect(names == [".", "..", "Harbour", "School", "Harbour (2)"])
+        let first = try harness.lookup(.root, "Harbour")
+        let second = try harness.lookup(.root, "Harbour (2)")
+        #expect(first.attributes.inode != second.attributes.inode)
+        #expect(first.attributes.mode == 0o040755)
+        #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(.root, "Nowhere") }
+    }
+
+    @Test func readdirOffsetsAreStableAcrossPagesAndSmallBuffers() throws {
+        let harness = try CoreHarness(pageSize: 7)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        for index in 0..<50 { harness.backend.add(String(format: "file %02d", index), in: site, kind: .file) }
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        for perCall in [1, 3, 5, 64] {
+            let names = try harness.list(siteInode, plus: true, perCall: perCall).map(\.name.description).filter { !$0.hasPrefix(".") }
+            #expect(names == (0..<50).map { String(format: "file %02d", $0) }, "perCall \(perCall)")
+        }
+        // Pages were fetched as the reads went: 50 items / 7 per page = 8 requests.
+        #expect(harness.backend.calls("children") == 8)
+    }
+
+    @Test func readdirplusCountsOnlyPlacedEntries() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("a.txt", in: site, kind: .file)
+        harness.backend.add("b.txt", in: site, kind: .file)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let entries = try harness.list(siteInode, plus: true, perCall: 3)  // ".", "..", "a.txt" then "b.txt"
+        let files = entries.filter { !$0.name.description.hasPrefix(".") }
+        #expect(files.count == 2 && files.allSatisfy { $0.entry != nil })
+        // Each file was placed exactly once: forgetting one reference returns each to zero,
+        // which a second lookup then raises to one again.
+        for file in files { harness.filesystem.forget(file.inode, lookups: 1) }
+        let again = try harness.lookup(siteInode, "a.txt")
+        #expect(again.attributes.inode == files[0].inode)  // inode numbers are stable
+    }
+
+    @Test func capabilitiesBecomeModes() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let writable = harness.backend.addSite("Writable")
+        let readOnly = harness.backend.addSite("ReadOnly", readOnly: true)
+        harness.backend.add("doc.txt", in: writable, kind: .file)
+        harness.backend.add("doc.txt", in: readOnly, kind: .file, readOnly: true)
+        harness.backend.add("folder", in: readOnly, kind: .folder, readOnly: true)
+        let w = try harness.lookup(.root, "Writable").attributes.inode
+        let r = try harness.lookup(.root, "ReadOnly").attributes.inode
+        #expect(try harness.lookup(w, "doc.txt").attributes.mode == 0o100644)
+        #expect(try harness.lookup(r, "doc.txt").attributes.mode == 0o100444)
+        #expect(try harness.lookup(r, "folder").attributes.mode == 0o040555)
+        #expect(try harness.lookup(.root, "ReadOnly").attributes.mode == 0o040555)
+        #expect(try harness.filesystem.attributes(of: .root, handle: nil, context: harness.context).attributes.mode == 0o040555)
+        #expect(throws: Errno.permissionDenied) {
+            try harness.filesystem.makeDirectory(parent: r, name: FileName("new"), mode: 0o755, context: harness.context)
+        }
+        let docInode = try harness.lookup(r, "doc.txt").attributes.inode
+        #expect(throws: Errno.permissionDenied) { try harness.filesystem.open(docInode, flags: O_WRONLY, context: harness.context) }
+
+        let mountedReadOnly = try CoreHarness(readOnly: true)
+        defer { mountedReadOnly.remove() }
+        let site = mountedReadOnly.backend.addSite("Writable")
+        mountedReadOnly.backend.add("doc.txt", in: site, kind: .file)
+        let siteInode = try mountedReadOnly.lookup(.root, "Writable").attributes.inode
+        #expect(try mountedReadOnly.lookup(siteInode, "doc.txt").attributes.mode == 0o100444)
+    }
+
+    @Test func providerErrorsMapToErrnos() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("a.txt", in: site, kind: .file)
+        let cases: [(ProviderError, Errno)] = [
+            (.unreachable("down"), .ioError), (.serverUnavailable(status: 503, message: "busy"), .ioError),
+            (.notAuthenticated("expired"), .permissionDenied), (.forbidden("no"), .permissionDenied),
+            (.notFound, .noSuchFileOrDirectory), (.invalidResponse("bad json"), .ioError),
+        ]
+        for (error, errno) in cases {
+            let fresh = try CoreHarness()
+            defer { fresh.remove() }
+            fresh.backend.addSite("Harbour")
+            fresh.backend.fail(with: error)
+            #expect(throws: errno, "\(error)") { try fresh.lookup(.root, "Harbour") }
+        }
+        #expect(ProviderError.crossSite.isTransient == false)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        #expect(throws: Errno.fileExists) {
+            try harness.filesystem.makeDirectory(parent: siteInode, name: FileName("a.txt"), mode: 0o755, context: harness.context)
+        }
+        #expect(throws: Errno.fileNameTooLong) { try harness.lookup(siteInode, String(repeating: "x", count: 256)) }
+        #expect(throws: Errno.invalidArgument) {
+            try harness.filesystem.lookup(parent: siteInode, name: FileName(bytes: [0xFF]), context: harness.context)
+        }
+    }
+
+    @Test func renameAcrossSitesIsEXDEVAndRmdirOfAFullFolderIsENOTEMPTY() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let one = harness.backend.addSite("One")
+        harness.backend.addSite("Two")
+        let folder = harness.backend.add("folder", in: one, kind: .folder)
+        harness.backend.add("inside.txt", in: folder, kind: .file)
+        let oneInode = try harness.lookup(.root, "One").attributes.inode
+        let twoInode = try harness.lookup(.root, "Two").attributes.inode
+        #expect(throws: Errno.improperLink) {
+            try harness.filesystem.rename(parent: oneInode, name: FileName("folder"), newParent: twoInode, newName: FileName("folder"),
+                                          flags: 0, context: harness.context)
+        }
+        #expect(throws: Errno.directoryNotEmpty) {
+            try harness.filesystem.removeDirectory(parent: oneInode, name: FileName("folder"), context: harness.context)
+        }
+    }
+}
+
+@Suite struct ContentCoreTests {
+    @Test func statAndListingDownloadNothing() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("big.bin", in: site, kind: .file, content: Array(repeating: 7, count: 100_000))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        _ = try harness.list(siteInode, plus: true)
+        let entry = try harness.lookup(siteInode, "big.bin")
+        #expect(entry.attributes.size == 100_000 && entry.attributes.blocks == 196)
+        #expect(harness.backend.calls("fetch") == 0)
+    }
+
+    @Test func partialReadOfARemoteFileFetchesARange() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let content = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        harness.backend.add("big.bin", in: site, kind: .file, content: content)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "big.bin").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = try buffer.withUnsafeMutableBytes { (raw) throws -> Int in
+            try harness.filesystem.read(inode, handle: handle, offset: 1000, size: 4096, into: raw)
+        }
+        harness.filesystem.release(inode, handle: handle, flags: O_RDONLY)
+        #expect(count == 4096 && buffer == Array(content[1000..<5096]))
+        #expect(harness.backend.bytesFetched <= 256 << 10)
+        #expect(harness.contentFiles.isEmpty)
+        // A full sequential read returns everything, in growing windows.
+        #expect(try harness.readAll(inode) == content)
+    }
+
+    @Test func writeCloseUploadsWithTheBaseVersionAndCleansUp() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let file = harness.backend.add("notes.txt", in: site, kind: .file, content: Array("hello".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "notes.txt").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_RDWR, context: harness.context).handle
+        try harness.write(inode, handle: handle, Array(" world".utf8), at: 5)
+        #expect(try harness.filesystem.attributes(of: inode, handle: handle, context: harness.context).attributes.size == 11)
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        harness.filesystem.release(inode, handle: handle, flags: O_RDWR)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: file) == Array("hello world".utf8))
+        #expect(harness.backend.calls("modifyContent") == 1)
+        #expect(harness.contentFiles.isEmpty)
+        #expect(harness.filesystem.uploadStatus.failed.isEmpty)
+    }
+
+    @Test func aConflictingUploadIsReportedAndKept() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let file = harness.backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "plan.txt").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: harness.context).handle
+        // Someone else saves first.
+        let other = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try Data("theirs".utf8).write(to: other)
+        defer { try? FileManager.default.removeItem(at: other) }
+        _ = try harness.backend.modifyContent(of: file, baseVersion: nil, contentsOf: other.path)
+        try harness.write(inode, handle: handle, Array("mine".utf8))
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: file) == Array("theirs".utf8))  // never overwritten
+        #expect(harness.filesystem.uploadStatus.failed.count == 1)
+    }
+
+    @Test func newFilesAreCreatedAndTheirContentUploadedOnClose() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let (entry, open) = try harness.filesystem.create(parent: siteInode, name: FileName("new.txt"), mode: 0o644,
+                                                          flags: O_WRONLY | O_CREAT, context: harness.context)
+        try harness.write(entry.attributes.inode, handle: open.handle, Array("fresh".utf8))
+        try harness.filesystem.flush(entry.attributes.inode, handle: open.handle, context: harness.context)
+        harness.filesystem.release(entry.attributes.inode, handle: open.handle, flags: O_WRONLY)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        let created = try #require(harness.backend.node(named: "new.txt", in: site))
+        #expect(harness.backend.content(of: created.identifier) == Array("fresh".utf8))
+        #expect(try harness.list(siteInode).map(\.name.description).contains("new.txt"))
+        #expect(harness.contentFiles.isEmpty)
+    }
+
+    @Test func renameOverKeepsTheTargetIdentityAndRebindsTheInode() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let original = harness.backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
+        harness.backend.add("tmp123", in: site, kind: .file, content: Array("new".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let tempInode = try harness.lookup(siteInode, "tmp123").attributes.inode
+        _ = try harness.lookup(siteInode, "doc.odt")
+        try harness.filesystem.rename(parent: siteInode, name: FileName("tmp123"), newParent: siteInode, newName: FileName("doc.odt"),
+                                      flags: 0, context: harness.context)
+        #expect(harness.backend.content(of: original) == Array("new".utf8))
+        #expect(try harness.lookup(siteInode, "doc.odt").attributes.inode == tempInode)
+        #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(siteInode, "tmp123") }
+        #expect(try harness.readAll(tempInode) == Array("new".utf8))
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+import Synchronization
+
+/// A DocumentBackend held in memory, with the server's paging, versions and change feed,
+/// request counting and failure injection: the core's tests run against it without a
+/// network or a kernel.
+final class InMemoryBackend: DocumentBackend, Sendable {
+    struct Node {
+        var item: ProviderItem
+        var content: [UInt8] = []
+        var position: Int
+    }
+
+    struct State {
+        var nodes: [ItemIdentifier: Node] = [:]
+        var nextID = 100
+        var feed: [ChangeBatch.Change] = []
+        var calls: [String: Int] = [:]
+        var bytesFetched = 0
+        var failure: ProviderError?
+    }
+
+    let state = Mutex(State())
+
+    /// Every call fails with this until cleared.
+    func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
+    func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
+    var bytesFetched: Int { state.withLock { $0.bytesFetched } }
+
+    @discardableResult
+    func addSite(_ name: String, readOnly: Bool = false) -> ItemIdentifier {
+        state.withLock { state in
+            let id = String(state.nextID)
+            state.nextID += 1
+            let identifier = ItemIdentifier.site(id)
+            state.nodes[identifier] = Node(item: Self.item(identifier, parent: nil, name: name, kind: .site, readOnly: readOnly),
+                                           position: state.nextID)
+            return identifier
+        }
+    }
+
+    @discardableResult
+    func add(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8] = [], readOnly: Bool = false) -> ItemIdentifier {
+        state.withLock { state in Self.insert(name, in: parent, kind: kind, content: content, readOnly: readOnly, state: &state) }
+    }
+
+    func content(of identifier: ItemIdentifier) -> [UInt8]? { state.withLock { $0.nodes[identifier]?.content } }
+    func node(named name: String, in parent: ItemIdentifier) -> ProviderItem? {
+        state.withLock { $0.nodes.values.first { $0.item.parent == parent && $0.item.name == name }?.item }
+    }
+
+    private static func insert(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8], readOnly: Bool,
+                               state: inout State) -> ItemIdentifier {
+        let identifier = ItemIdentifier(site: parent.site, id: String(state.nextID))
+        state.nextID += 1
+        var item = Self.item(identifier, parent: parent, name: name, kind: kind, readOnly: readOnly)
+        item.size = Int64(content.count)
+        state.nodes[identifier] = Node(item: item, content: content, position: state.nextID)
+        state.feed.append(.updated(item))
+        return identifier
+    }
+
+    static func item(_ identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: ProviderItem.Kind, readOnly: Bool) -> ProviderItem {
+        let capabilities: Set<Capability>
+        switch (kind, readOnly) {
+        case (_, true): capabilities = [.read]
+        case (.file, false): capabilities = [.read, .write, .rename, .delete]
+        case (.folder, false): capabilities = [.read, .addChildren, .rename, .delete]
+        case (.site, false): capabilities = [.read, .addChildren]
+        }
+        return ProviderItem(identifier: identifier, parent: parent, name: name, kind: kind, size: 0,
+                            created: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000),
+                            modified: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000),
+                            createdBy: "test", modifiedBy: "test", version: UUID().uuidString, capabilities: capabilities)
+    }
+
+    private func call(_ name: String) throws(ProviderError) {
+        let failure = state.withLock { state -> ProviderError? in
+            state.calls[name, default: 0] += 1
+            return state.failure
+        }
+        if let failure { throw failure }
+    }
+
+    private func page(_ items: [Node], after token: PageToken?, limit: Int) -> Page {
+        let after = token.flatMap { Int($0.rawValue) } ?? 0
+        let sorted = items.filter { $0.position > after }.sorted { $0.position < $1.position }
+        let slice = Array(sorted.prefix(limit))
+        return Page(items: slice.map(\.item), next: sorted.count > limit ? slice.last.map { PageToken(String($0.position)) } : nil)
+    }
+
+    func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        try call("sites")
+        return state.withLock { page($0.nodes.values.filter { $0.item.kind == .site }, after: token, limit: limit) }
+    }
+
+    func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        try call("children")
+        return try state.withLock { state throws(ProviderError) in
+            guard state.nodes[folder] != nil else { throw .notFound }
+            return page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit)
+        }
+    }
+
+    func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        try call("item")
+        return try state.withLock { state throws(ProviderError) in
+            guard let node = state.nodes[identifier] else { throw .notFound }
+            return node.item
+        }
+    }
+
+    func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                      into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
+        try call("fetch")
+        let (bytes, current) = try state.withLock { state throws(ProviderError) -> ([UInt8], String) in
+            guard let node = state.nodes[file] else { throw .notFound }
+            if let version, version != node.item.version { throw .notFound }
+            let bytes = range.map { Array(node.content[Int($0.lowerBound)...Int(min($0.upperBound, Int64(node.content.count) - 1))]) }
+                ?? node.content
+            if ifNoneMatch != node.item.version { state.bytesFetched += bytes.count }
+            return (bytes, node.item.version)
+        }
+        if ifNoneMatch == current { return .notModified }
+        switch sink {
+        case .memory: return .fetched(version: current, totalSize: Int64(bytes.count), bytes: bytes)
+        case .file(let descriptor, let offset):
+            _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            return .fetched(version: current, totalSize: Int64(bytes.count), bytes: nil)
+        }
+    }
+
+    func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        try call("createFolder")
+        return try create(name, in: parent, kind: .folder, content: [])
+    }
+
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        try call("createFile")
+        guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
+        return try create(name, in: parent, kind: .file, content: Array(data))
+    }
+
+    private func create(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8]) throws(ProviderError) -> ProviderItem {
+        try state.withLock { state throws(ProviderError) in
+            guard state.nodes[parent] != nil else { throw .notFound }
+            if state.nodes.values.contains(where: { $0.item.parent == parent && $0.item.name == name }) { throw .nameTaken(name) }
+            return state.nodes[Self.insert(name, in: parent, kind: kind, content: content, readOnly: false, state: &state)]!.item
+        }
+    }
+
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        try call("modifyContent")
+        guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
+        return try state.withLock { state throws(ProviderError) in
+            guard var node = state.nodes[file] else { throw .notFound }
+            if let baseVersion, baseVersion != node.item.version { throw .versionMismatch(current: node.item) }
+            node.content = Array(data)
+            node.item.size = Int64(data.count)
+            node.item.version = UUID().uuidString
+            state.nodes[file] = node
+            state.feed.append(.updated(node.item))
+            return node.item
+        }
+    }
+
+    func update(_ identifier: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        try call("update")
+        return try state.withLock { state throws(ProviderError) in
+            guard var node = state.nodes[identifier] else { throw .notFound }
+            let parent = changes.parent ?? node.item.parent
+            let name = changes.name ?? node.item.name
+            if let occupant = state.nodes.values.first(where: { $0.item.parent == parent && $0.item.name == name && $0.item.identifier != identifier }) {
+                guard changes.replaceExisting else { throw .nameTaken(name) }
+                var survivor = occupant
+                survivor.content = node.content
+                survivor.item.size = node.item.size
+                survivor.item.version = node.item.version
+                state.nodes[identifier] = nil
+                state.nodes[occupant.item.identifier] = survivor
+                state.feed.append(.deleted(identifier))
+                return survivor.item
+            }
+            if changes.parent != nil && changes.parent != node.item.parent { node.position = state.nextID; state.nextID += 1 }
+            node.item.parent = parent
+            node.item.name = name
+            if let modified = changes.modified { node.item.modified = modified }
+            state.nodes[identifier] = node
+            state.feed.append(.updated(node.item))
+            return node.item
+        }
+    }
+
+    func delete(_ identifier: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
+        try call("delete")
+        try state.withLock { state throws(ProviderError) in
+            guard state.nodes[identifier] != nil else { throw .notFound }
+            var doomed = [identifier]
+            var index = 0
+            while index < doomed.count {
+                doomed += state.nodes.values.filter { $0.item.parent == doomed[index] }.map(\.item.identifier)
+                index += 1
+            }
+            for victim in doomed {
+                state.nodes[victim] = nil
+                state.feed.append(.deleted(victim))
+            }
+        }
+    }
+
+    func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
+        try call("changes")
+        return state.withLock { state in
+            let start = token.flatMap { Int($0.rawValue) } ?? state.feed.count
+            return ChangeBatch(changes: Array(state.feed[start...]), next: PageToken(String(state.feed.count)), hasMore: false)
+        }
+    }
+}
