@@ -11,6 +11,7 @@ let package = Package(
     name: "sitefs",
     platforms: [.macOS(.v14)],
     products: [
+        .executable(name: "sitefs", targets: ["SitefsClientCLI"]),
         .executable(name: "sitefs-server", targets: ["SitefsServerCLI"]),
     ],
     dependencies: [
@@ -50,6 +51,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libfuse3's low-level API: FUSE_USE_VERSION and typed wrappers for its macros.
+        .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        // The FUSE adapter: the only code that touches libfuse.
+        .target(
+            name: "SitefsFUSE",
+            dependencies: ["CFuse", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        // The `sitefs` executable: login, mount (the daemon), unmount, status, sync.
+        .executableTarget(
+            name: "SitefsClientCLI",
+            dependencies: [
+                "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
+                "SitefsCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Shared by both executables: terminal password input.
         .target(name: "SitefsCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // The reference document server: storage, auth, HTTP routes.
@@ -71,9 +89,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Test support: the real executables as child processes, curl as a client.
+        .target(name: "SitefsTestSupport", path: "Tests/SitefsTestSupport"),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
+        .testTarget(
+            name: "SitefsMountTests",
+            dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI"]
+        ),
         .testTarget(
             name: "SitefsCoreTests",
             dependencies: [
@@ -86,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "SitefsServerTests",
             dependencies: [
-                "SitefsServerCore", "SitefsAPI", "SitefsServerCLI",
+                "SitefsServerCore", "SitefsAPI", "SitefsServerCLI", "SitefsTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -46,7 +46,7 @@ struct MountDaemon {
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism, logger: logger)
-        filesystem.onMounted = { [daemonChild = options.daemonChild] in
+        filesystem.onMounted = { [daemonChild = options.daemonChild, logger, server, mountpoint] in
             logger.info("mounted \(server) at \(mountpoint)")
             if daemonChild { announce("mounted") }
         }

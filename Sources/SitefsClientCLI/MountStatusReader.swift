@@ -1,5 +1,13 @@
 import Foundation
 
+/// glibc's getxattr(2) wrapper; Swift's Glibc module does not export <sys/xattr.h>.
+private let getExtendedAttribute: @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int = {
+    guard let symbol = dlsym(nil, "getxattr") else {  // nil is RTLD_DEFAULT on glibc
+        fatalError("getxattr is missing from the C library")
+    }
+    return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int).self)
+}()
+
 /// Reads a live mount's state from the `user.sitefs.status` attribute of its root, which
 /// the daemon answers itself: no other channel to the daemon is needed.
 enum MountStatusReader {
@@ -42,7 +50,7 @@ enum MountStatusReader {
 
     static func read(_ mountpoint: String) throws(Failure) -> Status {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let count = getxattr(mountpoint, "user.sitefs.status", &buffer, buffer.count)
+        let count = getExtendedAttribute(mountpoint, "user.sitefs.status", &buffer, buffer.count)
         guard count >= 0 else {
             switch errno {
             case ENOTCONN: throw .daemonGone(mountpoint)

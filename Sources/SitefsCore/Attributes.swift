@@ -25,11 +25,11 @@ enum AttributeMapping {
             accessTime: time, modificationTime: time, changeTime: time)
     }
 
-    static func root(configuration: FilesystemConfiguration) -> FileAttributes {
-        let zero = TimeSpec(seconds: 0, nanoseconds: 0)
-        return FileAttributes(inode: .root, size: 4096, blocks: 8, mode: directoryType | 0o555, linkCount: 2,
-                              uid: configuration.uid, gid: configuration.gid,
-                              accessTime: zero, modificationTime: zero, changeTime: zero)
+    /// The root: read-only, dated when the mount started.
+    static func root(configuration: FilesystemConfiguration, mountedAt: TimeSpec) -> FileAttributes {
+        FileAttributes(inode: .root, size: 4096, blocks: 8, mode: directoryType | 0o555, linkCount: 2,
+                       uid: configuration.uid, gid: configuration.gid,
+                       accessTime: mountedAt, modificationTime: mountedAt, changeTime: mountedAt)
     }
 
     static func timespec(_ timestamp: SitefsAPI.Timestamp) -> TimeSpec {

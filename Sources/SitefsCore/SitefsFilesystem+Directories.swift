@@ -12,7 +12,7 @@ extension SitefsFilesystem {
 
     public func attributes(of inode: InodeNumber, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
         guard inode != .root else {
-            return AttributesReply(attributes: AttributeMapping.root(configuration: configuration), timeout: configuration.kernelCacheTimeout)
+            return AttributesReply(attributes: AttributeMapping.root(configuration: configuration, mountedAt: startedAt), timeout: configuration.kernelCacheTimeout)
         }
         let item = try currentItem(try identifier(of: inode))
         return AttributesReply(attributes: attributes(of: item, inode: inode), timeout: configuration.kernelCacheTimeout)

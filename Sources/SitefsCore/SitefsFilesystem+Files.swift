@@ -264,10 +264,11 @@ extension SitefsFilesystem {
         let timestamp = Timestamp(microsecondsSinceEpoch: time.seconds * 1_000_000 + time.nanoseconds / 1_000)
         if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
-            let pending = copy.dirty || !uploader.isIdle(item.identifier)
+            // With a save not yet staged, the time goes with it; with one queued or in flight,
+            // it is applied after that upload (which would otherwise set the server's time).
+            let pending = copy.dirty || uploader.applyModified(timestamp, to: item.identifier)
+            if copy.dirty { copy.pendingModified = timestamp }
             if pending {
-                // Applied after the pending upload, which would otherwise set the server's time.
-                copy.pendingModified = timestamp
                 var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),
                              timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds))]
                 futimens(copy.descriptor, &times)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import Synchronization
@@ -24,6 +25,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
     private(set) var uploader: Uploader!
     let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
+    let startedAt = AttributeMapping.timespec(.now())
     var poller: ChangeFeedPoller?
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?

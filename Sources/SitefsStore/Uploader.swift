@@ -61,6 +61,11 @@ public final class Uploader: @unchecked Sendable {
     /// Finished uploads whose outcome is still being reported: waiters wait for these too,
     /// so "idle" means the filesystem has also seen the result.
     private var reporting: [ItemIdentifier: Int] = [:]
+    /// Per item, the last upload that succeeded: the version it was based on and the one it
+    /// produced. A save based on the former builds on our own upload, so it is rebased.
+    private var lastUploaded: [ItemIdentifier: (base: String?, result: String)] = [:]
+    /// Modification times set while an upload of the item was in flight, applied after it.
+    private var lateModified: [ItemIdentifier: Timestamp] = [:]
     private var stopping = false
     private var threads: [Thread] = []
 
@@ -78,8 +83,10 @@ public final class Uploader: @unchecked Sendable {
     }
 
     public func enqueue(_ job: Job) {
+        var job = job
         condition.lock()
         defer { condition.unlock() }
+        if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
             unlink(replaced.stagedPath)
         } else {
@@ -88,6 +95,21 @@ public final class Uploader: @unchecked Sendable {
         if let failed = failures.removeValue(forKey: job.identifier) { unlink(failed.0.stagedPath) }
         queued[job.identifier] = job
         condition.broadcast()
+    }
+
+    /// Makes a pending upload of the item end with this modification time (the server sets
+    /// its own on upload). False when nothing is queued or in flight for it.
+    public func applyModified(_ modified: Timestamp, to identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if var job = queued[identifier] {
+            job.modified = modified
+            queued[identifier] = job
+            return true
+        }
+        guard inFlight[identifier] != nil else { return false }
+        lateModified[identifier] = modified
+        return true
     }
 
     /// True when the item has nothing queued or in flight.
@@ -128,8 +150,7 @@ public final class Uploader: @unchecked Sendable {
 
     private func work() {
         while let job = next() {
-            let outcome = upload(job)
-            finish(job, outcome)
+            let outcome = upload(job)  // ends with `finish` done, under the lock
             onOutcome(outcome)
             condition.lock()
             reporting[job.identifier] = reporting[job.identifier].flatMap { $0 > 1 ? $0 - 1 : nil }
@@ -153,14 +174,15 @@ public final class Uploader: @unchecked Sendable {
         }
     }
 
+    /// Bookkeeping once an upload is over. Call with `condition` locked.
     private func finish(_ job: Job, _ outcome: Outcome) {
-        condition.lock()
-        defer { condition.unlock() }
         inFlight[job.identifier] = nil
+        lateModified[job.identifier] = nil
         reporting[job.identifier, default: 0] += 1
         switch outcome {
         case .uploaded(_, let item):
             unlink(job.stagedPath)
+            lastUploaded[job.identifier] = (job.baseVersion, item.version)
             // A newer save of the same file was based on what this upload just replaced:
             // it now builds on the version we produced.
             if var follower = queued[job.identifier], follower.baseVersion == job.baseVersion {
@@ -177,26 +199,51 @@ public final class Uploader: @unchecked Sendable {
         condition.broadcast()
     }
 
+    /// Uploads with retries, then applies the modification time wanted (also one set while
+    /// the upload ran), and records the outcome atomically with the last check for such a
+    /// time, so none is lost in between.
     private func upload(_ job: Job) -> Outcome {
         var delay: Duration = .milliseconds(250)
+        var item: ProviderItem
         while true {
             do throws(ProviderError) {
-                var item = try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath)
-                if let modified = job.modified {
-                    item = try backend.update(job.identifier, ItemChanges(modified: modified), baseVersion: nil)
-                }
-                logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
-                return .uploaded(job, item)
+                item = try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath)
+                break
             } catch where error.isTransient {
-                if supersededOrStopping(job) { return .failed(job, error) }
+                if supersededOrStopping(job) { return finished(job, .failed(job, error)) }
                 logger.warning("upload of \(job.name) will be retried in \(delay): \(error)")
                 Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
                 delay = min(delay * 2, .seconds(30))
             } catch {
                 logger.error("upload of \(job.name) failed; its content is kept in \(job.stagedPath): \(error)")
-                return .failed(job, error)
+                return finished(job, .failed(job, error))
             }
         }
+        logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
+        var modified = job.modified
+        while true {
+            condition.lock()
+            if let late = lateModified.removeValue(forKey: job.identifier) { modified = late }
+            guard let time = modified else {
+                finish(job, .uploaded(job, item))
+                condition.unlock()
+                return .uploaded(job, item)
+            }
+            condition.unlock()
+            modified = nil
+            do throws(ProviderError) {
+                item = try backend.update(job.identifier, ItemChanges(modified: time), baseVersion: nil)
+            } catch {
+                logger.warning("could not set the modification time of \(job.name): \(error)")
+            }
+        }
+    }
+
+    private func finished(_ job: Job, _ outcome: Outcome) -> Outcome {
+        condition.lock()
+        finish(job, outcome)
+        condition.unlock()
+        return outcome
     }
 
     /// While retrying: a newer save of the file makes this attempt moot (the newer one

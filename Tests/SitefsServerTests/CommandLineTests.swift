@@ -1,5 +1,6 @@
 import Foundation
 import SitefsAPI
+import SitefsTestSupport
 import Testing
 
 /// The `sitefs-server` executable end to end: admin commands, `serve`, the request log,

@@ -1,21 +1,24 @@
 import Foundation
 import Testing
 
+/// The project's executables, built next to the test runner.
+public enum BuiltProducts {
+    public static func executable(_ name: String) -> URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
+    }
+}
+
 /// The real `sitefs-server` executable, run as a child process the way users and scripts
 /// run it. Every wait has a deadline, and `stop()` always reaps the process.
-final class ServerProcess: @unchecked Sendable {
-    static var executable: URL {
-        // The test runner lives in the same build products folder as the executables.
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("sitefs-server")
-    }
+public final class ServerProcess: @unchecked Sendable {
+    public static var executable: URL { BuiltProducts.executable("sitefs-server") }
 
-    let process = Process()
-    let baseURL: String
+    public let process = Process()
+    public let baseURL: String
     private let stderrFile: URL
 
     /// Starts `sitefs-server serve --port 0 ...` and waits for its first stdout line.
-    init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    public init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
         stderrFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("stderr-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         process.executableURL = Self.executable
@@ -35,11 +38,11 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// What the server wrote to stderr so far (its request log).
-    var log: String { Self.text(of: stderrFile) }
+    public var log: String { Self.text(of: stderrFile) }
 
     /// SIGTERM, then SIGKILL after a deadline. Returns the exit status.
     @discardableResult
-    func stop() -> Int32 {
+    public func stop() -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         process.terminate()
         let deadline = Date().addingTimeInterval(15)
@@ -73,17 +76,19 @@ final class ServerProcess: @unchecked Sendable {
     }
 }
 
-struct ProcessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ProcessFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs a command with optional stdin and a deadline; returns exit status, stdout, stderr.
 @discardableResult
-func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> (status: Int32, out: String, err: String) {
+public func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60,
+                environment: [String: String]? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -109,21 +114,32 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout
 }
 
 /// curl, as a user would call the API. Secrets go through stdin or a header file, not argv.
-struct Curl {
-    let baseURL: String
-    var token: String?
+public struct Curl: Sendable {
+    public let baseURL: String
+    public var token: String?
+
+    public init(baseURL: String, token: String? = nil) {
+        self.baseURL = baseURL
+        self.token = token
+    }
 
     static let executable = URL(fileURLWithPath: "/usr/bin/curl")
 
-    func call(_ method: String, _ path: String, json: String? = nil, extra: [String] = []) throws -> (status: Int, body: String) {
+    public func call(_ method: String, _ path: String, json: String? = nil, extra: [String] = []) throws -> (status: Int, body: String) {
         var arguments = ["-sS", "--max-time", "20", "-X", method, "-o", "-", "-w", "\n%{http_code}", baseURL + path]
         var stdin: String?
         if let json {
             arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
             stdin = json
         }
-        if let token { arguments += ["-H", "@-"]; stdin = "Authorization: Bearer \(token)\n" }
-        precondition(json == nil || token == nil, "one stdin user per call")
+        // The token goes in a private header file, never on curl's command line.
+        let headerFile = FileManager.default.temporaryDirectory.appendingPathComponent("curl-auth-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: headerFile) }
+        if let token {
+            FileManager.default.createFile(atPath: headerFile.path, contents: Data("Authorization: Bearer \(token)\n".utf8),
+                                           attributes: [.posixPermissions: 0o600])
+            arguments += ["-H", "@\(headerFile.path)"]
+        }
         let result = try run(Self.executable, arguments + extra, stdin: stdin, timeout: 30)
         guard result.status == 0, let split = result.out.lastIndex(of: "\n"), let status = Int(result.out[result.out.index(after: split)...]) else {
             throw ProcessFailure("curl failed (\(result.status)): \(result.err)")

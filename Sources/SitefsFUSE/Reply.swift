@@ -1,0 +1,120 @@
+import CFuse
+import Glibc
+import SitefsCore
+import SystemPackage
+
+/// The single reply one FUSE request gets.
+///
+/// Why a noncopyable type: every `fuse_reply_*` call frees the request, so a second reply
+/// is a use-after-free inside libfuse, and a missing reply leaves the calling process
+/// blocked for good (the kernel waits uninterruptibly once it has handed the request
+/// over). Every reply method here is `consuming`, so replying twice does not compile, and a
+/// `Reply` dropped without replying trips an assertion in debug builds and answers EIO in
+/// release builds, so no caller is ever left hanging.
+///
+/// Methods that hand the kernel a reference (an entry's lookup count, an open handle)
+/// return whether the kernel took the reply; when it did not (the request was interrupted
+/// or the connection is gone), the caller gives the reference back to the core.
+struct Reply: ~Copyable {
+    private let request: fuse_req_t
+
+    init(_ request: fuse_req_t) {
+        self.request = request
+    }
+
+    deinit {
+        assertionFailure("FUSE request dropped without a reply")
+        _ = fuse_reply_err(request, EIO)
+    }
+
+    consuming func error(_ errno: Errno) {
+        let request = self.request
+        discard self
+        _ = fuse_reply_err(request, errno.rawValue)
+    }
+
+    /// Success for requests whose answer is only an error code (unlink, flush, release, ...).
+    consuming func success() {
+        let request = self.request
+        discard self
+        _ = fuse_reply_err(request, 0)
+    }
+
+    /// For forget and forget_multi, which the kernel does not wait for.
+    consuming func none() {
+        let request = self.request
+        discard self
+        fuse_reply_none(request)
+    }
+
+    @discardableResult
+    consuming func entry(_ entry: Entry) -> Bool {
+        let request = self.request
+        discard self
+        var parameters = FUSEConversions.entryParameters(entry)
+        return fuse_reply_entry(request, &parameters) == 0
+    }
+
+    @discardableResult
+    consuming func created(_ entry: Entry, _ open: OpenReply, flags: Int32) -> Bool {
+        let request = self.request
+        discard self
+        var parameters = FUSEConversions.entryParameters(entry)
+        var info = FUSEConversions.fileInfo(open, flags: flags)
+        return fuse_reply_create(request, &parameters, &info) == 0
+    }
+
+    consuming func attributes(_ reply: AttributesReply) {
+        let request = self.request
+        discard self
+        var attributes = FUSEConversions.stat(reply.attributes)
+        _ = fuse_reply_attr(request, &attributes, reply.timeout)
+    }
+
+    @discardableResult
+    consuming func opened(_ open: OpenReply, flags: Int32) -> Bool {
+        let request = self.request
+        discard self
+        var info = FUSEConversions.fileInfo(open, flags: flags)
+        return fuse_reply_open(request, &info) == 0
+    }
+
+    /// Data for read, readdir, getxattr and listxattr. libfuse writes it to the device before
+    /// returning, so `bytes` only has to live for this call.
+    @discardableResult
+    consuming func bytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let request = self.request
+        discard self
+        let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
+        return fuse_reply_buf(request, base, bytes.count) == 0
+    }
+
+    @discardableResult
+    consuming func bytes(_ bytes: [UInt8]) -> Bool {
+        let request = self.request
+        discard self
+        return bytes.withUnsafeBytes { bytes in
+            fuse_reply_buf(request, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count) == 0
+        }
+    }
+
+    consuming func written(_ count: Int) {
+        let request = self.request
+        discard self
+        _ = fuse_reply_write(request, count)
+    }
+
+    consuming func statistics(_ statistics: FilesystemStatistics) {
+        let request = self.request
+        discard self
+        var buffer = FUSEConversions.statvfs(statistics)
+        _ = fuse_reply_statfs(request, &buffer)
+    }
+
+    /// The size-probe answer of getxattr/listxattr (called with size 0).
+    consuming func extendedAttributeSize(_ size: Int) {
+        let request = self.request
+        discard self
+        _ = fuse_reply_xattr(request, size)
+    }
+}

@@ -1,0 +1,43 @@
+import CFuse
+import Glibc
+import SitefsCore
+
+/// Turns the pointer arguments of a callback into Swift values.
+///
+/// Names are copied out of libfuse's receive buffer straight away: that buffer belongs to
+/// the worker thread and is reused for its next request, so nothing may keep pointing into
+/// it once the callback has replied.
+enum RequestArguments {
+    static func context(_ request: fuse_req_t) -> RequestContext {
+        guard let context = fuse_req_ctx(request) else {
+            return RequestContext(uid: 0, gid: 0, pid: 0)
+        }
+        return RequestContext(uid: context.pointee.uid, gid: context.pointee.gid, pid: context.pointee.pid)
+    }
+
+    static func fileName(_ name: UnsafePointer<CChar>?) -> FileName {
+        FileName(bytes: bytes(name))
+    }
+
+    /// Extended attribute names are text in the core's contract; the kernel only lets
+    /// namespaced ASCII-ish names through, so lossy decoding never changes a real name.
+    static func attributeName(_ name: UnsafePointer<CChar>?) -> String {
+        String(decoding: bytes(name), as: UTF8.self)
+    }
+
+    static func bytes(_ string: UnsafePointer<CChar>?) -> [UInt8] {
+        guard let string else { return [] }
+        let length = strlen(string)
+        return string.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Array(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    static func handle(_ info: UnsafeMutablePointer<fuse_file_info>?) -> HandleID {
+        info?.pointee.fh ?? 0
+    }
+
+    static func openFlags(_ info: UnsafeMutablePointer<fuse_file_info>?) -> Int32 {
+        info?.pointee.flags ?? 0
+    }
+}

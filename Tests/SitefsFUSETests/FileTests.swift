@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+import SitefsCore
+import SitefsFUSE
+import Testing
+
+@Suite("Files", .requiresFUSE)
+struct FileTests {
+    @Test("a file created and written through the mount reads back, in the core and through cat")
+    func createWriteRead() throws {
+        let filesystem = InMemoryFilesystem()
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let payload = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let url = URL(fileURLWithPath: mount.path("written.bin"))
+        let readBack = try mount.perform("write then read written.bin") { () throws -> Data in
+            try payload.write(to: url)
+            return try Data(contentsOf: url)
+        }
+        #expect(readBack == payload)
+        #expect(filesystem.contents("written.bin") == Array(payload))
+
+        let text = mount.path("note.txt")
+        try mount.perform("write note.txt") { try "hello, sitefs\n".write(toFile: text, atomically: false, encoding: .utf8) }
+        let cat = try mount.runProgram("/bin/cat", [text])
+        #expect(cat.status == 0)
+        #expect(cat.standardOutput == "hello, sitefs\n")
+        let stat = try mount.runProgram("/usr/bin/stat", ["-c", "%s %F %a", text])
+        #expect(stat.standardOutput == "14 regular file 644\n")
+    }
+
+    @Test("truncate(2) and ftruncate(2) arrive as setattr with a size")
+    func truncateThroughSetattr() throws {
+        let filesystem = InMemoryFilesystem()
+        filesystem.addFile("long.txt", contents: Array("0123456789abcdef".utf8))
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let path = mount.path("long.txt")
+        let sizes = try mount.perform("truncate") { () throws -> [Int] in
+            var status = stat()
+            try Syscall.check(truncate(path, 10), "truncate")
+            try Syscall.check(stat(path, &status), "stat")
+            let afterTruncate = status.st_size
+            let descriptor = open(path, O_RDWR)
+            try Syscall.check(descriptor, "open")
+            defer { close(descriptor) }
+            try Syscall.check(ftruncate(descriptor, 4), "ftruncate")
+            try Syscall.check(fstat(descriptor, &status), "fstat")
+            let afterFtruncate = status.st_size
+            try Syscall.check(ftruncate(descriptor, 6), "ftruncate (extend)")
+            try Syscall.check(fsync(descriptor), "fsync")
+            return [afterTruncate, afterFtruncate]
+        }
+        #expect(sizes == [10, 4])
+        #expect(filesystem.contents("long.txt") == Array("0123".utf8) + [0, 0])
+    }
+
+    @Test("open(O_TRUNC) truncates in the core's open (atomic O_TRUNC)")
+    func openTruncates() throws {
+        let filesystem = InMemoryFilesystem()
+        filesystem.addFile("replace.txt", contents: Array("old contents that are long".utf8))
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let path = mount.path("replace.txt")
+        try mount.perform("open O_TRUNC and write") {
+            let descriptor = open(path, O_WRONLY | O_TRUNC)
+            try Syscall.check(descriptor, "open")
+            defer { close(descriptor) }
+            let written = "new".withCString { write(descriptor, $0, 3) }
+            try Syscall.check(Int32(written), "write")
+        }
+        #expect(filesystem.contents("replace.txt") == Array("new".utf8))
+        #expect(filesystem.counters.truncatingOpens == 1)
+        #expect(try mount.runProgram("/bin/cat", [path]).standardOutput == "new")
+    }
+
+    @Test("chmod and utimensat (explicit times and UTIME_NOW) arrive as setattr")
+    func modeAndTimes() throws {
+        let filesystem = InMemoryFilesystem()
+        filesystem.addFile("times.txt", contents: [])
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let path = mount.path("times.txt")
+        let (mode, modification, access) = try mount.perform("chmod + utimensat") { () throws -> (UInt32, Int, Int) in
+            try Syscall.check(chmod(path, 0o600), "chmod")
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 5), timespec(tv_sec: 1_234_567_890, tv_nsec: 42)]
+            try Syscall.check(utimensat(AT_FDCWD, path, &times, 0), "utimensat")
+            var status = stat()
+            try Syscall.check(stat(path, &status), "stat")
+            return (status.st_mode, status.st_mtim.tv_sec, status.st_atim.tv_sec)
+        }
+        #expect(mode & 0o7777 == 0o600)
+        #expect(modification == 1_234_567_890)
+        #expect(access == 1_000_000_000)
+
+        let before = time(nil)
+        let touched = try mount.perform("utimensat UTIME_NOW") { () throws -> Int in
+            // UTIME_NOW is ((1l << 30) - 1l); Swift does not import that macro.
+            var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1), timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1)]
+            try Syscall.check(utimensat(AT_FDCWD, path, &times, 0), "utimensat now")
+            var status = stat()
+            try Syscall.check(stat(path, &status), "stat")
+            return status.st_mtim.tv_sec
+        }
+        #expect(touched >= before - 1)
+    }
+
+    @Test("statvfs reports the core's statistics")
+    func statistics() throws {
+        let mount = try TestMount.start()
+        defer { mount.tearDown() }
+        let path = mount.path("")
+        let result = try mount.perform("statvfs") { () throws -> statvfs in
+            var buffer = statvfs()
+            try Syscall.check(statvfs(path, &buffer), "statvfs")
+            return buffer
+        }
+        let expected = InMemoryFilesystem.statistics
+        #expect(UInt64(result.f_bsize) == expected.blockSize)
+        #expect(UInt64(result.f_blocks) == expected.blocks)
+        #expect(UInt64(result.f_bfree) == expected.freeBlocks)
+        #expect(UInt64(result.f_bavail) == expected.availableBlocks)
+        #expect(UInt64(result.f_files) == expected.files)
+        #expect(UInt64(result.f_ffree) == expected.freeFiles)
+        #expect(UInt64(result.f_namemax) == expected.maximumNameLength)
+        let df = try mount.runProgram("/bin/df", ["-B4096", path])
+        #expect(df.standardOutput.contains("sitefs-test"))
+        #expect(df.standardOutput.contains("1000000"))
+    }
+
+    @Test("symlinks, hard links and device nodes are refused with EPERM")
+    func unsupportedNodeTypes() throws {
+        let filesystem = InMemoryFilesystem()
+        filesystem.addFile("target.txt", contents: Array("t".utf8))
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let target = mount.path("target.txt")
+        let results = try mount.perform("symlink/link/mkfifo") { () -> [Int32] in
+            func code(_ result: Int32) -> Int32 { result < 0 ? errno : 0 }
+            return [
+                code(symlink("target.txt", mount.path("symbolic"))),
+                code(link(target, mount.path("hard"))),
+                code(mkfifo(mount.path("fifo"), 0o644)),
+            ]
+        }
+        #expect(results == [EPERM, EPERM, EPERM])
+        let ln = try mount.runProgram("/bin/ln", ["-s", "target.txt", mount.path("symbolic")])
+        #expect(ln.standardError.contains("Operation not permitted"))
+    }
+}
