@@ -39,7 +39,11 @@ let package = Package(
         // Local store: metadata cache, content copies, staging, the uploader.
         .target(
             name: "SitefsStore",
-            dependencies: ["SitefsProvider", "SitefsAPI", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SitefsProvider", "SitefsAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The filesystem core: inodes, directory and file handles, over the provider model.
         // No C types: testable without a kernel.

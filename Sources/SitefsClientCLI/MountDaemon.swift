@@ -15,6 +15,16 @@ struct MountDaemon {
     let cacheDirectory: String
 
     func run() throws {
+        do {
+            try mountAndServe()
+        } catch {
+            // The parent `sitefs mount` waits for one line: tell it why, whatever failed.
+            if options.daemonChild { announce("error: \(error)") }
+            throw error
+        }
+    }
+
+    private func mountAndServe() throws {
         if options.daemonChild { setsid() }  // leave the terminal's session: Ctrl-C there is not for us
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -36,7 +46,6 @@ struct MountDaemon {
             case .unreachable(let detail): reason = "server \(server) is unreachable: \(detail)"
             default: reason = "server \(server) refused: \(error)"
             }
-            if options.daemonChild { announce("error: \(reason)") }
             throw UserFacingError(reason)
         }
         let configuration = FilesystemConfiguration(
@@ -56,7 +65,6 @@ struct MountDaemon {
         do {
             try session.run()
         } catch {
-            if options.daemonChild { announce("error: \(error)") }
             throw UserFacingError("\(error)")
         }
         logger.info("unmounted \(mountpoint)")

@@ -11,6 +11,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
     private let condition = NSCondition()
     private var stopped = false
     private var token: PageToken?
+    private var polled = false
     private var thread: Thread?
 
     init(filesystem: SitefsFilesystem, interval: Duration) {
@@ -18,7 +19,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
         self.interval = interval
     }
 
+    /// Key of the saved change-feed cursor in the metadata database.
+    static let cursorKey = "change_cursor"
+
     func start() {
+        // Resuming from the last mount's cursor brings its cached metadata up to date.
+        token = filesystem?.metadata.value(for: Self.cursorKey).map(PageToken.init)
         let thread = Thread { [self] in run() }
         thread.name = "sitefs-changes"
         self.thread = thread
@@ -41,6 +47,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
                     batch = try filesystem.backend.changes(since: token)
                     if token != nil { apply(batch.changes, to: filesystem) }
                     token = batch.next
+                    filesystem.metadata.setValue(batch.next.rawValue, for: Self.cursorKey)
                 } while batch.hasMore
             } catch {
                 filesystem.logger.debug("change feed: \(error)")
@@ -52,7 +59,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
     private func sleep() -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        if token != nil && !stopped {
+        defer { polled = true }
+        if polled && !stopped {
             let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
             _ = condition.wait(until: Date().addingTimeInterval(seconds))
         }

@@ -19,6 +19,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let configuration: FilesystemConfiguration
     let logger: Logger
     let cache: ItemCache
+    /// The cache's copy on disk, for a warm remount.
+    let metadata: MetadataDatabase
     let inodes = InodeTable()
     let handles = HandleTable()
     let content: ContentDirectory
@@ -35,7 +37,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.backend = backend
         self.configuration = configuration
         self.logger = logger
-        cache = ItemCache(maxAge: configuration.metadataMaxAge)
+        metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
+        cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata)
         content = try ContentDirectory(cacheDirectory: cacheDirectory)
         uploader = Uploader(backend: backend, parallelism: uploadParallelism, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
@@ -167,6 +170,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     public func unmounting() {
         poller?.stop()
+        metadata.flush()
     }
 
     deinit {

@@ -41,9 +41,25 @@ public final class ItemCache: Sendable {
 
     private let state = Mutex(State())
     public let maxAge: Duration
+    /// Where changes are mirrored for the next mount (nil: memory only).
+    private let persistence: MetadataDatabase?
 
-    public init(maxAge: Duration) {
+    public init(maxAge: Duration, persistence: MetadataDatabase? = nil) {
         self.maxAge = maxAge
+        self.persistence = persistence
+        guard let persistence else { return }
+        // Warm start: what the last mount knew counts as fresh; the change feed, resumed
+        // from the saved cursor, brings it up to date.
+        let now = ContinuousClock.now
+        let items = persistence.loadItems()
+        let listings = persistence.loadListings()
+        state.withLock { state in
+            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+            for (folder, var listing) in listings {
+                listing.fetchedAt = now
+                state.listings[folder] = listing
+            }
+        }
     }
 
     public func item(_ identifier: ItemIdentifier) -> ProviderItem? {
@@ -63,6 +79,7 @@ public final class ItemCache: Sendable {
         state.withLock { state in
             for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
         }
+        persistence?.save(items)
     }
 
     /// A listing still within `maxAge`.
@@ -75,10 +92,7 @@ public final class ItemCache: Sendable {
 
     public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {
         state.withLock { $0.listings[folder] = listing }
-    }
-
-    public func dropListing(of folder: ItemIdentifier) {
-        _ = state.withLock { $0.listings.removeValue(forKey: folder) }
+        persistence?.saveListing(listing, of: folder)
     }
 
     /// A new or changed item: metadata stored, and its entry put in (or moved to) the
@@ -87,6 +101,7 @@ public final class ItemCache: Sendable {
     @discardableResult
     public func upsert(_ item: ProviderItem) -> (parent: ItemIdentifier, name: String)? {
         let now = ContinuousClock.now
+        persistence?.save([item])
         return state.withLock { state in
             let previous = state.items[item.identifier]?.item
             state.items[item.identifier] = Cached(item: item, fetchedAt: now)
@@ -94,11 +109,19 @@ public final class ItemCache: Sendable {
             if let previous, let previousParent = previous.parent,
                previousParent != item.parent || previous.name != item.name {
                 old = (previousParent, previous.name)
-                Self.removeEntry(item.identifier, from: previousParent, in: &state)
+                if previousParent != item.parent { removeEntry(item.identifier, from: previousParent, in: &state) }
             }
-            if let parent = item.parent, var listing = state.listings[parent], !listing.identifiers.contains(item.identifier) {
-                listing.names.append(item.name)
-                listing.identifiers.append(item.identifier)
+            if let parent = item.parent, var listing = state.listings[parent] {
+                if let index = listing.identifiers.firstIndex(of: item.identifier) {
+                    if listing.names[index] != item.name {
+                        listing.names[index] = item.name  // a rename keeps its place, as on the server
+                        persistence?.renameEntry(item.identifier, to: item.name, in: parent)
+                    }
+                } else {
+                    listing.names.append(item.name)
+                    listing.identifiers.append(item.identifier)
+                    persistence?.appendEntry(item.identifier, named: item.name, to: parent)
+                }
                 state.listings[parent] = listing
             }
             return old
@@ -109,20 +132,22 @@ public final class ItemCache: Sendable {
     /// Returns where it was listed.
     @discardableResult
     public func remove(_ identifier: ItemIdentifier) -> (parent: ItemIdentifier, name: String)? {
-        state.withLock { state in
+        persistence?.remove(identifier)
+        return state.withLock { state in
             let previous = state.items.removeValue(forKey: identifier)?.item
             state.listings[identifier] = nil
             guard let parent = previous?.parent else { return nil }
-            Self.removeEntry(identifier, from: parent, in: &state)
+            removeEntry(identifier, from: parent, in: &state)
             return (parent, previous!.name)
         }
     }
 
-    private static func removeEntry(_ identifier: ItemIdentifier, from parent: ItemIdentifier, in state: inout State) {
+    private func removeEntry(_ identifier: ItemIdentifier, from parent: ItemIdentifier, in state: inout State) {
         guard var listing = state.listings[parent], let index = listing.identifiers.firstIndex(of: identifier) else { return }
         listing.identifiers.remove(at: index)
         listing.names.remove(at: index)
         state.listings[parent] = listing
+        persistence?.removeEntry(identifier, from: parent)
     }
 
     /// Number of items known (memory accounting).

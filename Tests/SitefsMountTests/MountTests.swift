@@ -215,3 +215,71 @@ struct MountNamespaceTests {
         #expect(missing.status != 0 && missing.err.contains("not an existing folder"))
     }
 }
+
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct MountLifecycleTests {
+    @Test func aRemountOnTheSameCacheStartsWarmAndCatchesUp() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        #expect(try fixture.shell("mkdir -p Riverside/Plans && echo a > Riverside/Plans/a.txt && ls -l Riverside/Plans").status == 0)
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
+        #expect(!fixture.isMounted)
+        // While unmounted, the server changes.
+        let plans = try #require(try fixture.serverItem("Riverside/Plans"))
+        _ = try fixture.api.call("POST", "/v1/items/\(plans.id)/children?name=b.txt", extra: ["--data-binary", "b"])
+        let listingsBefore = fixture.server.log.components(separatedBy: "/v1/items/\(plans.id)/children").count
+        let mount = try fixture.sitefs(["mount", fixture.server.baseURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                                        "--poll-interval", "0.3"])
+        #expect(mount.status == 0, "\(mount.err)")
+        // The cached listing serves at once and the saved change-feed cursor brings in b.txt.
+        #expect(try fixture.eventually(timeout: 10) {
+            (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside/Plans")).sorted()) == ["a.txt", "b.txt"]
+        })
+        #expect(fixture.server.log.components(separatedBy: "/v1/items/\(plans.id)/children").count == listingsBefore,
+                "the remount listed the folder again instead of using its cache")
+    }
+
+    @Test func anUnreachableServerFailsTheMountWithAReasonAndReadsWithEIO() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"])
+        defer { fixture.tearDown() }
+        try "cached".write(toFile: fixture.path("Riverside/kept.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        _ = try fixture.shell("ls -l Riverside")
+        fixture.server.stop()
+        let started = Date()
+        let read = try fixture.shell("cat Riverside/kept.txt", timeout: 30)
+        #expect(read.status != 0 && read.err.contains("Input/output error"), "\(read)")
+        #expect(Date().timeIntervalSince(started) < 20, "a read of an unreachable server must fail within bounded time")
+        // Browsing still works from cached metadata.
+        #expect(try fixture.shell("ls Riverside").out.contains("kept.txt"))
+        let elsewhere = fixture.root.appendingPathComponent("second")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let refused = try fixture.sitefs(["mount", fixture.server.baseURL, elsewhere.path])
+        #expect(refused.status != 0 && refused.err.contains("unreachable"), "\(refused.err)")
+    }
+
+    @Test func chmodChownAndCopyToolsWork() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        let source = fixture.root.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try "one".write(to: source.appendingPathComponent("one.txt"), atomically: true, encoding: .utf8)
+        try "two".write(to: source.appendingPathComponent("sub/two.txt"), atomically: true, encoding: .utf8)
+        let copy = try fixture.shell("cp -a '\(source.path)' 'Harbour Tower/copied' && chmod 600 'Harbour Tower/copied/one.txt' && chown \(getuid()) 'Harbour Tower/copied/one.txt'")
+        #expect(copy.status == 0, "\(copy.err)")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Harbour Tower/copied/sub/two.txt") == "two")
+        // Shared mmap writes reach the server too.
+        let mmap = try run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import mmap
+            with open('\(fixture.path("Harbour Tower/copied/one.txt"))', 'r+b') as f:
+                m = mmap.mmap(f.fileno(), 0)
+                m[0:3] = b'ONE'
+                m.flush()
+                m.close()
+            """])
+        #expect(mmap.status == 0, "\(mmap.err)")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Harbour Tower/copied/one.txt") == "ONE")
+    }
+}

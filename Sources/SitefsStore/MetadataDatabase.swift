@@ -1,0 +1,179 @@
+import Foundation
+import GRDB
+import Logging
+import SitefsAPI
+import SitefsProvider
+
+/// The metadata cache on disk (`CACHE_DIR/metadata.sqlite`, SQLite WAL through GRDB):
+/// items, folder listings and the change-feed cursor, so a remount starts warm. It mirrors
+/// `ItemCache`; writes are queued to a background queue in order, so listing a folder never
+/// waits for the disk. Losing it loses nothing but a cold start.
+public final class MetadataDatabase: Sendable {
+    private let queue: DatabaseQueue
+    private let writes = DispatchQueue(label: "sitefs.metadata-writes")
+    private let logger: Logger
+
+    public init(path: String, logger: Logger) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            // Outside any transaction, which is the only place SQLite accepts it.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        self.logger = logger
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE items (
+                    site TEXT NOT NULL, id TEXT NOT NULL, parent TEXT, name TEXT NOT NULL, kind TEXT NOT NULL,
+                    size INTEGER NOT NULL, created INTEGER NOT NULL, modified INTEGER NOT NULL,
+                    created_by TEXT NOT NULL, modified_by TEXT NOT NULL, version TEXT NOT NULL, capabilities TEXT NOT NULL,
+                    PRIMARY KEY (site, id)
+                );
+                CREATE TABLE listings (
+                    folder_site TEXT NOT NULL, folder_id TEXT NOT NULL, position INTEGER NOT NULL,
+                    name TEXT NOT NULL, child_id TEXT NOT NULL,
+                    PRIMARY KEY (folder_site, folder_id, position)
+                );
+                CREATE INDEX listings_by_child ON listings(folder_site, folder_id, child_id);
+                CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    // MARK: Loading (at mount)
+
+    public func loadItems() -> [ProviderItem] {
+        (try? queue.read { db in try Row.fetchAll(db, sql: "SELECT * FROM items").compactMap(Self.item(from:)) }) ?? []
+    }
+
+    /// Listings by folder. The root's key is `ItemCache.root`.
+    public func loadListings() -> [ItemIdentifier: ItemCache.Listing] {
+        let rows = (try? queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM listings ORDER BY folder_site, folder_id, position")
+        }) ?? []
+        var listings: [ItemIdentifier: ItemCache.Listing] = [:]
+        for row in rows {
+            let folder = ItemIdentifier(site: row["folder_site"], id: row["folder_id"])
+            let child: String = row["child_id"]
+            // Root entries are sites: their identifier is (id, id).
+            let site = folder == ItemCache.root ? child : folder.site
+            var listing = listings[folder] ?? ItemCache.Listing(names: [], identifiers: [])
+            listing.names.append(row["name"])
+            listing.identifiers.append(ItemIdentifier(site: site, id: child))
+            listings[folder] = listing
+        }
+        return listings
+    }
+
+    public func value(for key: String) -> String? {
+        try? queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [key]) }
+    }
+
+    // MARK: Writing (in the background, in order)
+
+    public func save(_ items: [ProviderItem]) {
+        enqueue { db in
+            for item in items {
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO items (site, id, parent, name, kind, size, created, modified, created_by,
+                                                      modified_by, version, capabilities)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [item.identifier.site, item.identifier.id, item.parent?.id, item.name, Self.kindName(item.kind),
+                                item.size, item.created.microseconds, item.modified.microseconds, item.createdBy,
+                                item.modifiedBy, item.version, item.capabilities.map(\.rawValue).sorted().joined(separator: ",")])
+            }
+        }
+    }
+
+    public func saveListing(_ listing: ItemCache.Listing, of folder: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
+            for (position, (name, child)) in zip(listing.names, listing.identifiers).enumerated() {
+                try db.execute(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)",
+                               arguments: [folder.site, folder.id, position, name, child.id])
+            }
+        }
+    }
+
+    public func appendEntry(_ child: ItemIdentifier, named name: String, to folder: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO listings SELECT ?, ?, COALESCE(MAX(position), -1) + 1, ?, ?
+                    FROM listings WHERE folder_site = ? AND folder_id = ?
+                    """,
+                arguments: [folder.site, folder.id, name, child.id, folder.site, folder.id])
+        }
+    }
+
+    public func renameEntry(_ child: ItemIdentifier, to name: String, in folder: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(sql: "UPDATE listings SET name = ? WHERE folder_site = ? AND folder_id = ? AND child_id = ?",
+                           arguments: [name, folder.site, folder.id, child.id])
+        }
+    }
+
+    public func removeEntry(_ child: ItemIdentifier, from folder: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ? AND child_id = ?",
+                           arguments: [folder.site, folder.id, child.id])
+        }
+    }
+
+    public func remove(_ identifier: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(sql: "DELETE FROM items WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [identifier.site, identifier.id])
+        }
+    }
+
+    public func setValue(_ value: String, for key: String) {
+        enqueue { db in try db.execute(sql: "INSERT OR REPLACE INTO state VALUES (?, ?)", arguments: [key, value]) }
+    }
+
+    /// Waits until queued writes are on disk (unmount, tests).
+    public func flush() {
+        writes.sync {}
+    }
+
+    private func enqueue(_ work: @escaping @Sendable (Database) throws -> Void) {
+        writes.async { [queue, logger] in
+            do {
+                try queue.write(work)
+            } catch {
+                logger.warning("metadata cache write failed (a remount will start colder): \(error)")
+            }
+        }
+    }
+
+    private static func kindName(_ kind: ProviderItem.Kind) -> String {
+        switch kind {
+        case .site: return "site"
+        case .folder: return "folder"
+        case .file: return "file"
+        }
+    }
+
+    private static func item(from row: Row) -> ProviderItem? {
+        let kind: ProviderItem.Kind
+        switch row["kind"] as String {
+        case "site": kind = .site
+        case "folder": kind = .folder
+        case "file": kind = .file
+        default: return nil
+        }
+        let site: String = row["site"]
+        let capabilities = (row["capabilities"] as String).split(separator: ",").compactMap { Capability(rawValue: String($0)) }
+        return ProviderItem(
+            identifier: ItemIdentifier(site: site, id: row["id"]),
+            parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
+            name: row["name"], kind: kind, size: row["size"],
+            created: Timestamp(microsecondsSinceEpoch: row["created"]), modified: Timestamp(microsecondsSinceEpoch: row["modified"]),
+            createdBy: row["created_by"], modifiedBy: row["modified_by"], version: row["version"], capabilities: Set(capabilities))
+    }
+}
