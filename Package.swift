@@ -99,6 +99,14 @@ let package = Package(
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
         .testTarget(
+            name: "SitefsHTTPBackendTests",
+            dependencies: [
+                "SitefsHTTPBackend", "SitefsProvider", "SitefsAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
             name: "SitefsMountTests",
             dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI"]
         ),
