@@ -37,9 +37,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.backend = backend
         self.configuration = configuration
         self.logger = logger
+        content = try ContentDirectory(cacheDirectory: cacheDirectory)  // creates the cache directory
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata)
-        content = try ContentDirectory(cacheDirectory: cacheDirectory)
         uploader = Uploader(backend: backend, parallelism: uploadParallelism, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
