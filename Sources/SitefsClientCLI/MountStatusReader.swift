@@ -21,7 +21,7 @@ enum MountStatusReader {
             var uploading: [String]
             var failed: [Failure]
         }
-        var openFiles: Int
+        var openFiles: [String]
         var localCopies: Int
         var uploads: Uploads
         var knownItems: Int

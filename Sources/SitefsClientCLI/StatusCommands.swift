@@ -8,7 +8,8 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let status = try MountStatusReader.read(mountpoint)
-        print("open files: \(status.openFiles), local copies: \(status.localCopies), known items: \(status.knownItems)")
+        print("open files: \(status.openFiles.count), local copies: \(status.localCopies), known items: \(status.knownItems)")
+        for name in status.openFiles { print("  open: \(name)") }
         print("pending uploads: \(status.uploads.pending)")
         for name in status.uploads.uploading { print("  uploading: \(name)") }
         for failure in status.uploads.failed { print("  failed: \(failure.name): \(failure.reason)") }

@@ -27,6 +27,16 @@ final class DirectoryHandle: Sendable {
 enum FileHandle: Sendable {
     case remote(RemoteReader)
     case local(LocalCopy, writable: Bool)
+
+    var identifier: ItemIdentifier {
+        switch self {
+        case .remote(let reader): return reader.identifier
+        case .local(let copy, _):
+            copy.condition.lock()
+            defer { copy.condition.unlock() }
+            return copy.identifier
+        }
+    }
 }
 
 /// Handle ids -> open directories and files.
@@ -59,5 +69,6 @@ final class HandleTable: Sendable {
     func file(_ id: HandleID) -> FileHandle? { state.withLock { $0.files[id] } }
     func removeDirectory(_ id: HandleID) { _ = state.withLock { $0.directories.removeValue(forKey: id) } }
     func removeFile(_ id: HandleID) -> FileHandle? { state.withLock { $0.files.removeValue(forKey: id) } }
-    var openFileCount: Int { state.withLock { $0.files.count } }
+    /// The items behind open file handles (one entry per handle).
+    var openFiles: [FileHandle] { state.withLock { Array($0.files.values) } }
 }

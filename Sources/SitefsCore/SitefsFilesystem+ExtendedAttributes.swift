@@ -24,7 +24,8 @@ extension SitefsFilesystem {
 
     /// What `sitefs status` shows.
     public struct MountStatus: Codable, Sendable {
-        public var openFiles: Int
+        /// Names of the files open now (once each).
+        public var openFiles: [String]
         public var localCopies: Int
         public var uploads: SitefsStore.Uploader.Status
         public var knownItems: Int
@@ -38,7 +39,8 @@ extension SitefsFilesystem {
     }
 
     public var mountStatus: MountStatus {
-        MountStatus(openFiles: handles.openFileCount, localCopies: copies.withLock { $0.count }, uploads: uploader.status,
+        let open = Set(handles.openFiles.map(\.identifier)).map { cache.item($0)?.name ?? $0.description }.sorted()
+        return MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: uploader.status,
                     knownItems: cache.itemCount)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SitefsCore
+import Synchronization
 import SitefsProvider
 import SystemPackage
 import Testing
@@ -159,6 +160,28 @@ import Testing
         #expect(harness.contentFiles.isEmpty)
         // A full sequential read returns everything, in growing windows.
         #expect(try harness.readAll(inode) == content)
+    }
+
+    @Test func concurrentOpensShareOneDownload() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("shared.txt", in: site, kind: .file, content: Array("shared content".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "shared.txt").attributes.inode
+        harness.backend.delayFetches(by: 0.3)
+        let results = Mutex<[[UInt8]]>([])
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                if let bytes = try? harness.readAll(inode, flags: O_RDWR) { results.withLock { $0.append(bytes) } }
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        #expect(results.withLock { $0 } == Array(repeating: Array("shared content".utf8), count: 4))
+        #expect(harness.backend.calls("fetch") == 1)
     }
 
     @Test func writeCloseUploadsWithTheBaseVersionAndCleansUp() throws {

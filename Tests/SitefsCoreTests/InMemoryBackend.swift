@@ -20,12 +20,15 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var calls: [String: Int] = [:]
         var bytesFetched = 0
         var failure: ProviderError?
+        var fetchDelay: Double = 0
     }
 
     let state = Mutex(State())
 
     /// Every call fails with this until cleared.
     func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
+    /// Makes downloads slow, so concurrent opens overlap.
+    func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
     var bytesFetched: Int { state.withLock { $0.bytesFetched } }
 
@@ -115,6 +118,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
                       into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
         try call("fetch")
+        let delay = state.withLock { $0.fetchDelay }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let (bytes, current) = try state.withLock { state throws(ProviderError) -> ([UInt8], String) in
             guard let node = state.nodes[file] else { throw .notFound }
             if let version, version != node.item.version { throw .notFound }
