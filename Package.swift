@@ -99,6 +99,10 @@ let package = Package(
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
         .testTarget(
+            name: "SitefsFUSETests",
+            dependencies: ["SitefsFUSE", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .testTarget(
             name: "SitefsHTTPBackendTests",
             dependencies: [
                 "SitefsHTTPBackend", "SitefsProvider", "SitefsAPI",

@@ -61,7 +61,9 @@ struct MountDaemon {
         }
         let session = FUSEMount(
             operations: filesystem, mountpoint: mountpoint,
-            options: MountOptions(fsName: "sitefs", subtype: "sitefs", readOnly: options.readOnly, allowOther: options.allowOther))
+            // SIGINT/SIGTERM/SIGHUP end the session cleanly (unmount), then pending uploads finish.
+            options: MountOptions(fsName: "sitefs", subtype: "sitefs", readOnly: options.readOnly, allowOther: options.allowOther,
+                                  handleSignals: true))
         do {
             try session.run()
         } catch {

@@ -16,7 +16,7 @@ enum MountTable {
     static func unmount(_ path: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
-        process.arguments = ["-u", "-z", path]
+        process.arguments = ["-u", path]
         let errors = Pipe()
         process.standardError = errors
         do {
@@ -24,7 +24,7 @@ enum MountTable {
             process.waitUntilExit()
             if process.terminationStatus == 0 { return }
         } catch {}
-        if getuid() == 0, umount2(path, Int32(MNT_DETACH)) == 0 { return }
+        if getuid() == 0, umount(path) == 0 { return }
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         throw UserFacingError("cannot unmount \(path): \(message.isEmpty ? String(cString: strerror(errno)) : message)")
     }
