@@ -47,18 +47,48 @@ extension SitefsFilesystem {
     /// the first opener; later openers wait for that download instead of starting another.
     /// A copy left from an earlier open is revalidated with If-None-Match.
     func materialize(_ item: ProviderItem, truncate: Bool, writer: Bool) throws(Errno) -> LocalCopy {
-        let (copy, isNew) = copies.withLock { copies -> (LocalCopy, Bool) in
-            if let existing = copies[item.identifier] { return (existing, false) }
-            let copy = LocalCopy(identifier: item.identifier, path: content.copyPath(for: item.identifier))
-            copies[item.identifier] = copy
-            return (copy, true)
+        // The handle is reserved while the registry is locked, so a concurrent release cannot
+        // delete the copy between finding it here and using it.
+        let (copy, isNew, wasUnused) = copies.withLock { copies -> (LocalCopy, Bool, Bool) in
+            let existing = copies[item.identifier]
+            let copy = existing ?? LocalCopy(identifier: item.identifier, path: content.copyPath(for: item.identifier))
+            if existing == nil { copies[item.identifier] = copy }
+            copy.condition.lock()
+            defer { copy.condition.unlock() }
+            let unused = copy.handles == 0
+            copy.handles += 1
+            if writer { copy.writers += 1 }
+            return (copy, existing == nil, unused)
         }
+        do {
+            try prepare(copy, for: item, isNew: isNew, wasUnused: wasUnused, truncate: truncate)
+            return copy
+        } catch {
+            copy.condition.lock()
+            copy.handles -= 1
+            if writer { copy.writers -= 1 }
+            let failed: Bool
+            if case .failed = copy.state { failed = true } else { failed = false }
+            copy.condition.unlock()
+            if failed {
+                copies.withLock { if $0[item.identifier] === copy { $0[item.identifier] = nil } }
+            } else {
+                cleanUpIfDone(copy)
+            }
+            throw error
+        }
+    }
+
+    /// Fills a new copy (download, or empty when truncating) or readies an existing one:
+    /// later openers wait for the first one's download; an unused clean copy is revalidated.
+    private func prepare(_ copy: LocalCopy, for item: ProviderItem, isNew: Bool, wasUnused: Bool, truncate: Bool) throws(Errno) {
         copy.condition.lock()
         defer { copy.condition.unlock() }
         if isNew {
             copy.condition.unlock()
             let result = download(item, into: copy.path, truncate: truncate)
             copy.condition.lock()
+            defer { copy.condition.broadcast() }
             switch result {
             case .success(let (descriptor, version)):
                 copy.descriptor = descriptor
@@ -67,23 +97,18 @@ extension SitefsFilesystem {
                 copy.dirty = truncate && item.size > 0
             case .failure(let error):
                 copy.state = .failed(error)
-                copies.withLock { $0[item.identifier] = nil }
+                throw error
             }
-            copy.condition.broadcast()
+            return
         }
         try copy.waitUntilLoaded()
-        if !isNew {
-            if truncate {
-                guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
-                copy.dirty = true
-            } else if writer && copy.writers == 0 && !copy.dirty && uploader.isIdle(item.identifier) && copy.baseVersion != item.version {
-                // Clean copy of an older version: bring it up to date before writing on it.
-                try refresh(copy, to: item)
-            }
+        if truncate {
+            guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
+            copy.dirty = true
+        } else if wasUnused && !copy.dirty && uploader.isIdle(item.identifier) {
+            // A clean copy left from an earlier open: revalidate (usually a 304) before use.
+            try revalidate(copy, against: item)
         }
-        copy.handles += 1
-        if writer { copy.writers += 1 }
-        return copy
     }
 
     private func download(_ item: ProviderItem, into path: String, truncate: Bool) -> Result<(Int32, String), Errno> {
@@ -105,15 +130,47 @@ extension SitefsFilesystem {
         }
     }
 
-    /// Re-downloads a clean copy whose version is behind the server (If-None-Match first).
-    private func refresh(_ copy: LocalCopy, to item: ProviderItem) throws(Errno) {
+    /// Revalidates an unused local copy with If-None-Match; on a newer version the new
+    /// content is downloaded beside it and swapped in. Called with the copy's condition
+    /// locked; the request runs with it unlocked (other openers wait for `.loading`).
+    private func revalidate(_ copy: LocalCopy, against item: ProviderItem) throws(Errno) {
+        copy.state = .loading
+        let base = copy.baseVersion
+        copy.condition.unlock()
+        let result = downloadIfChanged(item, since: base, beside: copy.path)
+        copy.condition.lock()
+        defer { copy.condition.broadcast() }
+        copy.state = .ready
+        switch result {
+        case .success(nil):
+            return
+        case .success(let (descriptor, version)?):
+            close(copy.descriptor)
+            copy.descriptor = descriptor
+            copy.baseVersion = version
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    private func downloadIfChanged(_ item: ProviderItem, since version: String?, beside path: String) -> Result<(Int32, String)?, Errno> {
+        let fresh = path + ".new"
+        let descriptor = Glibc.open(fresh, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return .failure(.ioError) }
         do throws(ProviderError) {
-            guard ftruncate(copy.descriptor, 0) == 0 else { throw .localIO(ContentDirectory.lastError) }
-            let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: copy.baseVersion,
-                                                   into: .file(descriptor: copy.descriptor, offset: 0))
-            if case .fetched(let version, _, _) = outcome { copy.baseVersion = version }
+            let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: version,
+                                                   into: .file(descriptor: descriptor, offset: 0))
+            guard case .fetched(let current, _, _) = outcome else {
+                close(descriptor)
+                Glibc.unlink(fresh)
+                return .success(nil)
+            }
+            guard Glibc.rename(fresh, path) == 0 else { throw .localIO(ContentDirectory.lastError) }
+            return .success((descriptor, current))
         } catch {
-            throw handle(error, "refresh \(item.name)", dropping: item.identifier)
+            close(descriptor)
+            Glibc.unlink(fresh)
+            return .failure(handle(error, "revalidate \(item.name)", dropping: item.identifier))
         }
     }
 
