@@ -29,8 +29,13 @@ struct MountBrowsingTests {
         let seed = try run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], timeout: 600)
         try #require(seed.status == 0, "seeding failed: \(seed.err)")
 
+        let itemRequests = { fixture.server.log.split(separator: "\n").filter {
+            $0.range(of: #"GET /v1/items/\d+ \d{3} "#, options: .regularExpression) != nil }.count }
+        let itemRequestsBefore = itemRequests()
         let listing = try fixture.shell("ls -l 'Harbour Tower/Big' | tail -n +2 | wc -l")
         #expect(listing.out.trimmingCharacters(in: .whitespacesAndNewlines) == "2500")
+        // readdirplus: `ls -l` costs no request per entry.
+        #expect(itemRequests() - itemRequestsBefore <= 2, "ls -l made per-entry requests")
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.path("Harbour Tower/Big"))
         #expect(Set(names).count == 2500)
         let pagedRequests = fixture.server.log.components(separatedBy: "/children?limit=100").count - 1
