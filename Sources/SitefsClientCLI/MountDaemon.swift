@@ -54,7 +54,9 @@ struct MountDaemon {
             readOnly: options.readOnly)
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
-                                              uploadParallelism: options.uploadParallelism, logger: logger)
+                                              uploadParallelism: options.uploadParallelism,
+                                              userName: CredentialStore.standard.entry(for: server)?.user ?? "sitefs",
+                                              logger: logger)
         filesystem.onMounted = { [daemonChild = options.daemonChild, logger, server, mountpoint] in
             logger.info("mounted \(server) at \(mountpoint)")
             if daemonChild { announce("mounted") }

@@ -1,5 +1,11 @@
 import Foundation
 
+/// glibc's setxattr(2) wrapper, looked up the same way.
+private let setExtendedAttribute: @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32 = {
+    guard let symbol = dlsym(nil, "setxattr") else { fatalError("setxattr is missing from the C library") }
+    return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32).self)
+}()
+
 /// glibc's getxattr(2) wrapper; Swift's Glibc module does not export <sys/xattr.h>.
 private let getExtendedAttribute: @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int = {
     guard let symbol = dlsym(nil, "getxattr") else {  // nil is RTLD_DEFAULT on glibc
@@ -17,9 +23,20 @@ enum MountStatusReader {
                 var name: String
                 var reason: String
             }
+            struct Conflict: Decodable {
+                var name: String
+                var savedAs: String
+            }
             var pending: Int
             var uploading: [String]
             var failed: [Failure]
+            var conflicts: [Conflict]
+            var signInRequired: Bool
+
+            enum CodingKeys: String, CodingKey {
+                case pending, uploading, failed, conflicts
+                case signInRequired = "sign_in_required"
+            }
         }
         var openFiles: [String]
         var localCopies: Int
@@ -44,6 +61,17 @@ enum MountStatusReader {
             case .notMounted(let path): return "\(path) is not a sitefs mount"
             case .daemonGone(let path): return "the sitefs daemon of \(path) is gone; run `sitefs unmount \(path)`"
             case .unreadable(let detail): return "cannot read the mount's status: \(detail)"
+            }
+        }
+    }
+
+    /// Asks the daemon to queue failed uploads again.
+    static func requestRetry(_ mountpoint: String) throws(Failure) {
+        guard setExtendedAttribute(mountpoint, "user.sitefs.retry", nil, 0, 0) == 0 else {
+            switch errno {
+            case ENOTCONN: throw .daemonGone(mountpoint)
+            case ENOTSUP: throw .notMounted(mountpoint)
+            default: throw .unreadable(String(cString: strerror(errno)))
             }
         }
     }

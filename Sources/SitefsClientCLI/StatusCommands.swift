@@ -13,6 +13,20 @@ struct Status: ParsableCommand {
         print("pending uploads: \(status.uploads.pending)")
         for name in status.uploads.uploading { print("  uploading: \(name)") }
         for failure in status.uploads.failed { print("  failed: \(failure.name): \(failure.reason)") }
+        for conflict in status.uploads.conflicts { print("  conflict: \(conflict.name) changed on the server; your edit is in \(conflict.savedAs)") }
+        if status.uploads.signInRequired { print("sign-in required: uploads wait; run `sitefs login`") }
+        if !status.uploads.failed.isEmpty { print("after fixing the cause, `sitefs retry \(mountpoint)` queues failed uploads again") }
+    }
+}
+
+struct Retry: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Queue failed uploads again.")
+
+    @Argument(help: "The mount point.") var mountpoint: String
+
+    func run() throws {
+        try MountStatusReader.requestRetry(mountpoint)
+        print("failed uploads queued again; `sitefs sync \(mountpoint)` waits for them")
     }
 }
 
@@ -25,8 +39,20 @@ struct Sync: ParsableCommand {
 
     func run() throws {
         let deadline = Date().addingTimeInterval(timeout)
+        let onTerminal = isatty(STDOUT_FILENO) == 1
+        defer { if onTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) } }
+        var warnedAboutSignIn = false
         while true {
             let status = try MountStatusReader.read(mountpoint)
+            if onTerminal {
+                let uploading = status.uploads.uploading.prefix(3).joined(separator: ", ")
+                let line = "\r\u{1B}[K\(status.uploads.pending) uploads pending\(uploading.isEmpty ? "" : ": " + uploading)"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+            if status.uploads.signInRequired && !warnedAboutSignIn {
+                FileHandle.standardError.write(Data("\nuploads wait for a new sign-in: run `sitefs login`\n".utf8))
+                warnedAboutSignIn = true
+            }
             if !status.uploads.failed.isEmpty {
                 let reasons = status.uploads.failed.map { "\($0.name): \($0.reason)" }.joined(separator: "\n  ")
                 throw UserFacingError("uploads failed:\n  \(reasons)")

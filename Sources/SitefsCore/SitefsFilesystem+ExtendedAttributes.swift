@@ -14,8 +14,12 @@ extension SitefsFilesystem {
         inode == .root ? [Self.statusAttribute] : []
     }
 
+    /// Setting it on the mount root re-queues failed uploads (`sitefs retry`).
+    static let retryAttribute = "user.sitefs.retry"
+
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
-        throw .notSupported
+        guard inode == .root, name == Self.retryAttribute else { throw .notSupported }
+        uploader.retryFailed()
     }
 
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {

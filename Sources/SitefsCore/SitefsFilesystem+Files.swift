@@ -232,10 +232,18 @@ extension SitefsFilesystem {
         } catch {
             throw handle(error, "stage \(copy.identifier)")
         }
+        let known = cache.item(copy.identifier)
+        do {
+            try uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: known?.name ?? copy.identifier.description,
+                                              parent: known?.parent, stagedPath: staged, size: copy.size() ?? 0,
+                                              baseVersion: copy.baseVersion, modified: copy.pendingModified))
+        } catch {
+            // Not journaled means not safe: the save fails and the copy stays dirty.
+            Glibc.unlink(staged)
+            logger.error("cannot record the save of \(copy.identifier) in the upload journal: \(error)")
+            throw .ioError
+        }
         copy.dirty = false
-        let name = cache.item(copy.identifier)?.name ?? copy.identifier.description
-        uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: name, stagedPath: staged, size: copy.size() ?? 0,
-                                      baseVersion: copy.baseVersion, modified: copy.pendingModified))
         copy.pendingModified = nil
     }
 
@@ -265,13 +273,29 @@ extension SitefsFilesystem {
     /// The uploader's report: metadata from the server's answer, the copy's base version
     /// moved on, and the copy removed if nothing holds it any more.
     func uploadFinished(_ outcome: Uploader.Outcome) {
-        guard case .uploaded(let job, let item) = outcome else { return }
-        cache.upsert(item)
-        guard let copy = copies.withLock({ $0[job.identifier] }) else { return }
-        copy.condition.lock()
-        if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
-        copy.condition.unlock()
-        cleanUpIfDone(copy)
+        let job = outcome.job
+        switch outcome {
+        case .uploaded(_, let item):
+            cache.upsert(item)
+            if let copy = copies.withLock({ $0[job.identifier] }) {
+                copy.condition.lock()
+                if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
+                copy.condition.unlock()
+            }
+        case .conflicted(_, let original, let conflictCopy):
+            if let original { cache.upsert(original) }
+            cache.upsert(conflictCopy)
+        case .recreated(_, let item):
+            // The edit lives on under a new id: the open file and its inode follow it.
+            cache.remove(job.identifier)
+            cache.upsert(item)
+            if let inode = inodes.existingInode(for: job.identifier) { inodes.rebind(inode, to: item.identifier) }
+            rekeyCopy(from: job.identifier, to: item)
+        case .failed:
+            break  // the snapshot stays in the journal for `sitefs retry`
+        }
+        let current = outcome.item.flatMap { item in copies.withLock { $0[item.identifier] } }
+        if let copy = current ?? copies.withLock({ $0[job.identifier] }) { cleanUpIfDone(copy) }
     }
 
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {

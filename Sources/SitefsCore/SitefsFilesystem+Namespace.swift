@@ -105,7 +105,7 @@ extension SitefsFilesystem {
     }
 
     /// An open local copy follows its item to the surviving identifier.
-    private func rekeyCopy(from old: ItemIdentifier, to item: ProviderItem) {
+    func rekeyCopy(from old: ItemIdentifier, to item: ProviderItem) {
         copies.withLock { copies in
             if let displaced = copies.removeValue(forKey: item.identifier) {
                 displaced.condition.lock()

@@ -32,15 +32,18 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?
 
+    /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
-                uploadParallelism: Int = 4, logger: Logger) throws {
+                uploadParallelism: Int = 4, userName: String = "sitefs", logger: Logger) throws {
         self.backend = backend
         self.configuration = configuration
         self.logger = logger
         content = try ContentDirectory(cacheDirectory: cacheDirectory)  // creates the cache directory
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata)
-        uploader = Uploader(backend: backend, parallelism: uploadParallelism, logger: logger) { [weak self] outcome in
+        // Resumes saves an earlier run of this cache dir did not finish.
+        uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
+                                parallelism: uploadParallelism, userName: userName, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
     }
@@ -73,6 +76,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             let item = try backend.item(identifier)
             cache.upsert(item)
             return item
+        } catch where error.isTransient {
+            // Offline: what we knew is better than an error for browsing.
+            if let known = cache.item(identifier) { return known }
+            throw handle(error, "stat \(identifier)")
         } catch {
             throw handle(error, "stat \(identifier)", dropping: identifier)
         }
@@ -82,6 +89,16 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     func listing(of folder: ItemIdentifier?) throws(Errno) -> ItemCache.Listing {
         let key = folder ?? ItemCache.root
         if let cached = cache.listing(of: key) { return cached }
+        do {
+            return try fetchListing(of: folder, key: key)
+        } catch .ioError {
+            // Offline (or the server failing): browse what we knew.
+            if let known = cache.listing(of: key, ignoringAge: true) { return known }
+            throw .ioError
+        }
+    }
+
+    private func fetchListing(of folder: ItemIdentifier?, key: ItemIdentifier) throws(Errno) -> ItemCache.Listing {
         var names: [String] = []
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?

@@ -82,10 +82,10 @@ public final class ItemCache: Sendable {
         persistence?.save(items)
     }
 
-    /// A listing still within `maxAge`.
-    public func listing(of folder: ItemIdentifier) -> Listing? {
+    /// A listing still within `maxAge` (or any age, for browsing while offline).
+    public func listing(of folder: ItemIdentifier, ignoringAge: Bool = false) -> Listing? {
         state.withLock { state in
-            guard let listing = state.listings[folder], listing.fetchedAt.duration(to: .now) <= maxAge else { return nil }
+            guard let listing = state.listings[folder], ignoringAge || listing.fetchedAt.duration(to: .now) <= maxAge else { return nil }
             return listing
         }
     }

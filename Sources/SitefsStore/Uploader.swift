@@ -3,61 +3,31 @@ import Logging
 import SitefsAPI
 import SitefsProvider
 
-/// Uploads saved content in the background, so close() never waits for the network.
+/// Uploads saved content in the background, so close() never waits for the network, from
+/// a durable journal, so no save is lost when the daemon dies.
 ///
 /// Per file the latest save wins: a save queued behind another of the same file replaces
 /// it (the older snapshot is never uploaded after a newer one), and a save arriving while
 /// an upload of that file is in flight runs next, based on the version that upload
-/// produced. Different files upload in parallel. Transient failures (unreachable, 5xx)
-/// are retried with capped exponential backoff for as long as it takes; a verdict (412,
-/// 403, ...) keeps the staged snapshot and reports the file failed.
+/// produced. Different files upload in parallel. Transient failures (unreachable, 5xx,
+/// 429, an expired sign-in) are retried with capped exponential backoff for as long as it
+/// takes; conflicts and server-side deletions are resolved without losing the edit (see
+/// UploadAttempt); any other verdict keeps the snapshot and reports the file failed until
+/// `retryFailed()`.
 public final class Uploader: @unchecked Sendable {
-    public struct Job: Sendable {
-        public var identifier: ItemIdentifier
-        /// For status lines.
-        public var name: String
-        public var stagedPath: String
-        public var size: Int64
-        public var baseVersion: String?
-        /// Applied after the upload (the server sets its own time on upload).
-        public var modified: Timestamp?
-
-        public init(identifier: ItemIdentifier, name: String, stagedPath: String, size: Int64, baseVersion: String?,
-                    modified: Timestamp?) {
-            self.identifier = identifier
-            self.name = name
-            self.stagedPath = stagedPath
-            self.size = size
-            self.baseVersion = baseVersion
-            self.modified = modified
-        }
-    }
-
-    public enum Outcome: Sendable {
-        case uploaded(Job, ProviderItem)
-        case failed(Job, ProviderError)
-    }
-
-    public struct Status: Sendable, Codable {
-        public var pending: Int
-        public var uploading: [String]
-        public var failed: [Failure]
-
-        public struct Failure: Sendable, Codable {
-            public var name: String
-            public var reason: String
-        }
-    }
-
-    private let backend: any DocumentBackend
-    private let logger: Logger
+    let backend: any DocumentBackend
+    let logger: Logger
+    /// Shown in conflict copies' names.
+    let userName: String
+    private let journal: UploadJournal
     private let onOutcome: @Sendable (Outcome) -> Void
-    private let condition = NSCondition()
+    let condition = NSCondition()
     // Guarded by `condition`:
     private var queued: [ItemIdentifier: Job] = [:]
     private var order: [ItemIdentifier] = []
     private var inFlight: [ItemIdentifier: Job] = [:]
-    private var failures: [ItemIdentifier: (Job, ProviderError)] = [:]
+    private var failures: [ItemIdentifier: (Job, String)] = [:]
+    private var conflicts: [Status.Conflict] = []
     /// Finished uploads whose outcome is still being reported: waiters wait for these too,
     /// so "idle" means the filesystem has also seen the result.
     private var reporting: [ItemIdentifier: Int] = [:]
@@ -65,14 +35,21 @@ public final class Uploader: @unchecked Sendable {
     /// produced. A save based on the former builds on our own upload, so it is rebased.
     private var lastUploaded: [ItemIdentifier: (base: String?, result: String)] = [:]
     /// Modification times set while an upload of the item was in flight, applied after it.
-    private var lateModified: [ItemIdentifier: Timestamp] = [:]
-    private var stopping = false
+    var lateModified: [ItemIdentifier: Timestamp] = [:]
+    var signInRequired = false
+    var stopping = false
     private var threads: [Thread] = []
 
-    public init(backend: any DocumentBackend, parallelism: Int, logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) {
+    /// Opens the journal in `cacheDirectory` and resumes what an earlier run left.
+    public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, userName: String, logger: Logger,
+                onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
         self.backend = backend
         self.logger = logger
+        self.userName = userName
         self.onOutcome = onOutcome
+        journal = try UploadJournal(path: journalPath)
+        lastUploaded = try journal.uploadedVersions()
+        try resume()
         for index in 0..<max(1, parallelism) {
             // Each thread holds the uploader until `shutdown()` lets it return.
             let thread = Thread { self.work() }
@@ -82,18 +59,56 @@ public final class Uploader: @unchecked Sendable {
         }
     }
 
-    public func enqueue(_ job: Job) {
-        var job = job
+    /// Queues the journal's saves again: per file the newest, failed ones as failures.
+    private func resume() throws {
+        var resumed = 0
+        for (job, failure) in try journal.unfinished() {
+            if let failure {
+                failures[job.identifier] = (job, failure)
+            } else {
+                enqueueLocked(job, recorded: true)
+                resumed += 1
+            }
+        }
+        if resumed > 0 { logger.notice("resuming \(resumed) saved uploads from the journal") }
+    }
+
+    /// Records a save durably, then queues it. Throws when the journal cannot be written:
+    /// the caller's close()/fsync() must then fail rather than pretend the save is safe.
+    public func enqueue(_ job: Job) throws {
+        try journal.record(job)
         condition.lock()
         defer { condition.unlock() }
+        enqueueLocked(job, recorded: true)
+        condition.broadcast()
+    }
+
+    private func enqueueLocked(_ job: Job, recorded: Bool) {
+        var job = job
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
+            journal.drop(replaced)
             unlink(replaced.stagedPath)
         } else {
             order.append(job.identifier)
         }
-        if let failed = failures.removeValue(forKey: job.identifier) { unlink(failed.0.stagedPath) }
+        if let failed = failures.removeValue(forKey: job.identifier), failed.0.stagedPath != job.stagedPath {
+            journal.drop(failed.0)
+            unlink(failed.0.stagedPath)
+        }
         queued[job.identifier] = job
+    }
+
+    /// `sitefs retry`: failed saves are queued again.
+    public func retryFailed() {
+        condition.lock()
+        defer { condition.unlock() }
+        let failed = failures
+        failures = [:]
+        for (_, (job, _)) in failed {
+            journal.clearFailure(job)
+            enqueueLocked(job, recorded: true)
+        }
         condition.broadcast()
     }
 
@@ -119,9 +134,11 @@ public final class Uploader: @unchecked Sendable {
         return queued[identifier] == nil && inFlight[identifier] == nil
     }
 
+    public func hasPendingWork(_ identifier: ItemIdentifier) -> Bool { !isIdle(identifier) }
+
     /// Waits until nothing is queued or in flight (for `identifier`, or at all). False on timeout.
     public func waitUntilIdle(_ identifier: ItemIdentifier? = nil, timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        let deadline = Date().addingTimeInterval(timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -136,10 +153,9 @@ public final class Uploader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return Status(pending: queued.count + inFlight.count, uploading: inFlight.values.map(\.name).sorted(),
-                      failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1.description) })
+                      failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
+                      conflicts: conflicts, signInRequired: signInRequired)
     }
-
-    public func hasPendingWork(_ identifier: ItemIdentifier) -> Bool { !isIdle(identifier) }
 
     public func shutdown() {
         condition.lock()
@@ -150,7 +166,7 @@ public final class Uploader: @unchecked Sendable {
 
     private func work() {
         while let job = next() {
-            let outcome = upload(job)  // ends with `finish` done, under the lock
+            let outcome = attempt(job)  // ends with `finish` done, under the lock
             onOutcome(outcome)
             condition.lock()
             reporting[job.identifier] = reporting[job.identifier].flatMap { $0 > 1 ? $0 - 1 : nil }
@@ -174,14 +190,16 @@ public final class Uploader: @unchecked Sendable {
         }
     }
 
-    /// Bookkeeping once an upload is over. Call with `condition` locked.
-    private func finish(_ job: Job, _ outcome: Outcome) {
+    /// Bookkeeping once an upload is over. Call with `condition` locked. The journal row
+    /// and the snapshot go only when the server holds the content.
+    func finish(_ outcome: Outcome) {
+        let job = outcome.job
         inFlight[job.identifier] = nil
         lateModified[job.identifier] = nil
         reporting[job.identifier, default: 0] += 1
         switch outcome {
         case .uploaded(_, let item):
-            unlink(job.stagedPath)
+            confirm(job, producing: item.version)
             lastUploaded[job.identifier] = (job.baseVersion, item.version)
             // A newer save of the same file was based on what this upload just replaced:
             // it now builds on the version we produced.
@@ -189,68 +207,43 @@ public final class Uploader: @unchecked Sendable {
                 follower.baseVersion = item.version
                 queued[job.identifier] = follower
             }
+        case .conflicted(_, _, let copy):
+            confirm(job, producing: copy.version)
+            conflicts.append(Status.Conflict(name: job.name, savedAs: copy.name))
+        case .recreated(_, let item):
+            confirm(job, producing: item.version)
         case .failed(_, let error):
             if queued[job.identifier] != nil {
+                journal.drop(job)
                 unlink(job.stagedPath)  // a newer snapshot of the same file supersedes this one
             } else {
-                failures[job.identifier] = (job, error)
+                journal.failed(job, reason: error.description)
+                failures[job.identifier] = (job, error.description)
             }
         }
         condition.broadcast()
     }
 
-    /// Uploads with retries, then applies the modification time wanted (also one set while
-    /// the upload ran), and records the outcome atomically with the last check for such a
-    /// time, so none is lost in between.
-    private func upload(_ job: Job) -> Outcome {
-        var delay: Duration = .milliseconds(250)
-        var item: ProviderItem
-        while true {
-            do throws(ProviderError) {
-                item = try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath)
-                break
-            } catch where error.isTransient {
-                if supersededOrStopping(job) { return finished(job, .failed(job, error)) }
-                logger.warning("upload of \(job.name) will be retried in \(delay): \(error)")
-                Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
-                delay = min(delay * 2, .seconds(30))
-            } catch {
-                logger.error("upload of \(job.name) failed; its content is kept in \(job.stagedPath): \(error)")
-                return finished(job, .failed(job, error))
-            }
+    private func confirm(_ job: Job, producing version: String) {
+        do {
+            try journal.confirmed(job, producing: version)
+            unlink(job.stagedPath)
+        } catch {
+            // Keep the snapshot: the next run re-uploads it (a conflict at worst, never a loss).
+            logger.error("journal update failed after uploading \(job.name): \(error)")
         }
-        logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
-        var modified = job.modified
-        while true {
-            condition.lock()
-            if let late = lateModified.removeValue(forKey: job.identifier) { modified = late }
-            guard let time = modified else {
-                finish(job, .uploaded(job, item))
-                condition.unlock()
-                return .uploaded(job, item)
-            }
-            condition.unlock()
-            modified = nil
-            do throws(ProviderError) {
-                item = try backend.update(job.identifier, ItemChanges(modified: time), baseVersion: nil)
-            } catch {
-                logger.warning("could not set the modification time of \(job.name): \(error)")
-            }
-        }
-    }
-
-    private func finished(_ job: Job, _ outcome: Outcome) -> Outcome {
-        condition.lock()
-        finish(job, outcome)
-        condition.unlock()
-        return outcome
     }
 
     /// While retrying: a newer save of the file makes this attempt moot (the newer one
     /// carries the same base and newer content); stopping ends retries, keeping the file.
-    private func supersededOrStopping(_ job: Job) -> Bool {
+    func supersededOrStopping(_ job: Job) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         return stopping || queued[job.identifier] != nil
     }
+}
+
+extension Duration {
+    /// As fractional seconds, for Foundation's time APIs.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -203,7 +203,7 @@ import Testing
         #expect(harness.filesystem.uploadStatus.failed.isEmpty)
     }
 
-    @Test func aConflictingUploadIsReportedAndKept() throws {
+    @Test func aConflictingUploadIsSavedNextToTheServerVersion() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }
         let site = harness.backend.addSite("Harbour")
@@ -221,7 +221,13 @@ import Testing
         harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
         #expect(harness.backend.content(of: file) == Array("theirs".utf8))  // never overwritten
-        #expect(harness.filesystem.uploadStatus.failed.count == 1)
+        let status = harness.filesystem.uploadStatus
+        #expect(status.failed.isEmpty && status.conflicts.count == 1)
+        let savedAs = try #require(status.conflicts.first?.savedAs)
+        #expect(savedAs.hasPrefix("plan (conflict ") && savedAs.hasSuffix(" sitefs).txt"), "\(savedAs)")
+        let conflictCopy = try #require(harness.backend.node(named: savedAs, in: site))
+        #expect(harness.backend.content(of: conflictCopy.identifier) == Array("mine".utf8))
+        #expect(try harness.list(siteInode).map(\.name.description).contains(savedAs))
     }
 
     @Test func newFilesAreCreatedAndTheirContentUploadedOnClose() throws {

@@ -1,0 +1,160 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+
+extension Uploader {
+    /// Uploads one save, resolving what the server says without losing the edit:
+    /// - unreachable, 5xx, 429 and an expired sign-in: retried with capped backoff until it
+    ///   works (or a newer save of the file takes over, or the uploader stops);
+    /// - 412, the server has a newer version: that version keeps the name and the edit is
+    ///   created next to it as `NAME (conflict YYYY-MM-DD HHMMSS USER).EXT`;
+    /// - 404, deleted on the server: the edit is created again under its name;
+    /// then the wanted modification time is applied, and `finish` runs under the lock
+    /// together with the last check for a time set meanwhile, so none is lost.
+    func attempt(_ job: Job) -> Outcome {
+        var outcome: Outcome
+        switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath)
+        }) {
+        case .success(let item):
+            logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
+            outcome = .uploaded(job, item)
+        case .failure(.versionMismatch(let current)):
+            outcome = saveAsConflict(job, current: current)
+        case .failure(.notFound):
+            outcome = recreate(job)
+        case .failure(let error):
+            if case .unreachable = error {} else { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
+            outcome = .failed(job, error)
+        }
+        return applyingModificationTime(outcome)
+    }
+
+    /// Runs `call`, retrying transient failures with backoff from 250 ms to 30 s.
+    private func retrying(_ job: Job, _ call: () throws(ProviderError) -> ProviderItem) -> Result<ProviderItem, ProviderError> {
+        var delay: Duration = .milliseconds(250)
+        while true {
+            do {
+                let item = try call()
+                setSignInRequired(false)
+                return .success(item)
+            } catch {
+                let waitForSignIn: Bool
+                if case .notAuthenticated = error { waitForSignIn = true } else { waitForSignIn = false }
+                guard error.isTransient || waitForSignIn else { return .failure(error) }
+                if supersededOrStopping(job) { return .failure(error) }
+                if waitForSignIn {
+                    if setSignInRequired(true) { logger.error("uploads wait for a new sign-in: run `sitefs login`") }
+                } else {
+                    logger.warning("upload of \(job.name) will be retried in \(delay): \(error)")
+                }
+                Thread.sleep(forTimeInterval: delay.seconds)
+                delay = min(delay * 2, .seconds(30))
+            }
+        }
+    }
+
+    /// Returns true when the flag changed.
+    @discardableResult
+    private func setSignInRequired(_ value: Bool) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        defer { signInRequired = value }
+        return signInRequired != value
+    }
+
+    private func saveAsConflict(_ job: Job, current: ProviderItem?) -> Outcome {
+        let current = current ?? (try? backend.item(job.identifier))
+        guard let parent = current?.parent ?? job.parent else {
+            return .failed(job, .versionMismatch(current: current))
+        }
+        let name = ConflictName.make(for: current?.name ?? job.name, user: userName, at: Date())
+        switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+            try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath)
+        }) {
+        case .success(let copy):
+            logger.warning("conflict: \(job.name) changed on the server; your edit was saved as \(copy.name)")
+            return .conflicted(job, original: current, copy: copy)
+        case .failure(let error):
+            return .failed(job, error)
+        }
+    }
+
+    private func recreate(_ job: Job) -> Outcome {
+        let parent = job.parent ?? ItemIdentifier.site(job.identifier.site)
+        var name = job.name
+        for attempt in 0..<2 {
+            switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath)
+            }) {
+            case .success(let item):
+                logger.warning("\(job.name) was deleted on the server while edited here; it was created again as \(item.name)")
+                return .recreated(job, item)
+            case .failure(.nameTaken) where attempt == 0:
+                name = ConflictName.make(for: job.name, user: userName, at: Date())
+            case .failure(let error):
+                return .failed(job, error)
+            }
+        }
+        return .failed(job, .nameTaken(name))
+    }
+
+    private func applyingModificationTime(_ outcome: Outcome) -> Outcome {
+        var outcome = outcome
+        var modified = outcome.job.modified
+        while true {
+            condition.lock()
+            if let late = lateModified.removeValue(forKey: outcome.job.identifier) { modified = late }
+            guard let time = modified, let item = outcome.item else {
+                finish(outcome)
+                condition.unlock()
+                return outcome
+            }
+            condition.unlock()
+            modified = nil
+            do throws(ProviderError) {
+                outcome = outcome.with(try backend.update(item.identifier, ItemChanges(modified: time), baseVersion: nil))
+            } catch {
+                logger.warning("could not set the modification time of \(outcome.job.name): \(error)")
+            }
+        }
+    }
+}
+
+extension Uploader.Outcome {
+    /// The item the edit now lives in, if it reached the server.
+    public var item: ProviderItem? {
+        switch self {
+        case .uploaded(_, let item), .recreated(_, let item): return item
+        case .conflicted(_, _, let copy): return copy
+        case .failed: return nil
+        }
+    }
+
+    func with(_ item: ProviderItem) -> Self {
+        switch self {
+        case .uploaded(let job, _): return .uploaded(job, item)
+        case .recreated(let job, _): return .recreated(job, item)
+        case .conflicted(let job, let original, _): return .conflicted(job, original: original, copy: item)
+        case .failed: return self
+        }
+    }
+}
+
+/// `NAME (conflict YYYY-MM-DD HHMMSS USER).EXT`, within the 255-byte name limit.
+enum ConflictName {
+    static func make(for name: String, user: String, at date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let stamp = String(format: "%04d-%02d-%02d %02d%02d%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+        let suffix = " (conflict \(stamp) \(user))"
+        var base = name, ext = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            base = String(name[..<dot])
+            ext = String(name[dot...])
+        }
+        while (base + suffix + ext).utf8.count > 255, !base.isEmpty { base.removeLast() }
+        return base + suffix + ext
+    }
+}

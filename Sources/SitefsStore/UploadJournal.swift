@@ -1,0 +1,105 @@
+import Foundation
+import GRDB
+import SitefsAPI
+import SitefsProvider
+
+/// The durable record of saves not yet confirmed by the server (`CACHE_DIR/journal.sqlite`,
+/// WAL, synchronous=FULL). A save is committed here, after its snapshot was fsynced, before
+/// close()/fsync() return; a row goes away only when the server confirmed that content. A
+/// mount started on the same cache dir resumes from it, so an edit survives `kill -9`, a
+/// reboot and a server outage.
+final class UploadJournal: Sendable {
+    private let queue: DatabaseQueue
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE jobs (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    staged_path TEXT NOT NULL UNIQUE,
+                    site TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, parent TEXT,
+                    size INTEGER NOT NULL, base_version TEXT, modified INTEGER,
+                    failure TEXT
+                );
+                CREATE TABLE uploaded (
+                    site TEXT NOT NULL, id TEXT NOT NULL, base_version TEXT, result TEXT NOT NULL,
+                    PRIMARY KEY (site, id)
+                );
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    /// Commits a save (durable when this returns).
+    func record(_ job: Uploader.Job) throws {
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                    """,
+                arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
+                            job.baseVersion, job.modified?.microseconds])
+        }
+    }
+
+    /// Forgets a save that a newer one of the same file replaced.
+    func drop(_ job: Uploader.Job) {
+        _ = try? queue.write { db in try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath]) }
+    }
+
+    /// The server confirmed: the row goes, and what the upload turned into is remembered so
+    /// that a save based on the same version is rebased onto ours.
+    func confirmed(_ job: Uploader.Job, producing version: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath])
+            try db.execute(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)",
+                           arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+        }
+    }
+
+    func failed(_ job: Uploader.Job, reason: String) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "UPDATE jobs SET failure = ? WHERE staged_path = ?", arguments: [reason, job.stagedPath])
+        }
+    }
+
+    func clearFailure(_ job: Uploader.Job) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "UPDATE jobs SET failure = NULL WHERE staged_path = ?", arguments: [job.stagedPath])
+        }
+    }
+
+    /// Saves left by an earlier run, oldest first, with their failure if they had one.
+    func unfinished() throws -> [(Uploader.Job, failure: String?)] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM jobs ORDER BY seq").map { row in
+                let site: String = row["site"]
+                let job = Uploader.Job(
+                    identifier: ItemIdentifier(site: site, id: row["id"]), name: row["name"],
+                    parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
+                    stagedPath: row["staged_path"], size: row["size"], baseVersion: row["base_version"],
+                    modified: (row["modified"] as Int64?).map(Timestamp.init(microsecondsSinceEpoch:)))
+                return (job, row["failure"])
+            }
+        }
+    }
+
+    func uploadedVersions() throws -> [ItemIdentifier: (base: String?, result: String)] {
+        try queue.read { db in
+            var result: [ItemIdentifier: (base: String?, result: String)] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM uploaded") {
+                result[ItemIdentifier(site: row["site"], id: row["id"])] = (row["base_version"], row["result"])
+            }
+            return result
+        }
+    }
+}
