@@ -137,7 +137,7 @@ final class MountFixture: @unchecked Sendable {
     }
 
     /// Any daemon still running for this fixture's cache dir (found by its command line).
-    private func killDaemons() {
+    func killDaemons() {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
         for pid in entries.compactMap(Int32.init) {
             guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }

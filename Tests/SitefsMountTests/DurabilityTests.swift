@@ -1,0 +1,119 @@
+import Foundation
+import SitefsAPI
+import SitefsTestSupport
+import Testing
+
+/// Issue "no edit is ever lost": the journal survives kill -9, conflicts keep both versions,
+/// deletions on the server do not swallow an edit, uploads wait for a new sign-in.
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct MountDurabilityTests {
+    /// Opens `path` for writing in a helper process, runs `between` while it is open (the
+    /// local copy is based on the version at open), then writes `text` and closes.
+    private func edit(_ path: String, to text: String, between: () throws -> Void) throws {
+        let script = """
+            import sys
+            f = open(sys.argv[1], 'r+')
+            sys.stdout.write('open\\n'); sys.stdout.flush()
+            sys.stdin.readline()
+            f.seek(0); f.truncate(); f.write(sys.argv[2]); f.close()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, path, text]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let ready = output.fileHandleForReading.availableData
+        try #require(String(decoding: ready, as: UTF8.self).hasPrefix("open"))
+        try between()
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        try #require(!process.isRunning && process.terminationStatus == 0, "the editing process failed")
+    }
+
+    @Test func aConflictingSaveIsKeptNextToTheServerVersion() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let item = try #require(try fixture.serverItem("Riverside/plan.txt"))
+        try edit(fixture.path("Riverside/plan.txt"), to: "mine") {
+            _ = try fixture.api.call("PUT", "/v1/items/\(item.id)/content", extra: ["--data-binary", "theirs"])
+        }
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Riverside/plan.txt") == "theirs")
+        let site = try #require(try fixture.serverItem("Riverside"))
+        let copy = try #require(try fixture.children(site.id).first { $0.name.hasPrefix("plan (conflict ") })
+        #expect(copy.name.hasSuffix(" anna).txt"))
+        #expect(try fixture.serverContent("Riverside/\(copy.name)") == "mine")
+        let status = try fixture.sitefs(["status", fixture.mountpoint.path])
+        #expect(status.out.contains("conflict: plan.txt"))
+        #expect(try fixture.eventually(timeout: 10) {
+            (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside")))?.contains(copy.name) == true
+        })
+    }
+
+    @Test func anEditOfAFileDeletedOnTheServerIsCreatedAgain() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        try "draft".write(toFile: fixture.path("Riverside/notes.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let item = try #require(try fixture.serverItem("Riverside/notes.txt"))
+        try edit(fixture.path("Riverside/notes.txt"), to: "final") {
+            _ = try fixture.api.call("DELETE", "/v1/items/\(item.id)")
+        }
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Riverside/notes.txt") == "final")
+    }
+
+    @Test func uploadsWaitForANewSignInAndThenResume() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        try "v1".write(toFile: fixture.path("Riverside/report.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let credentials = try JSONDecoder().decode([String: [String: String]].self, from: Data(contentsOf:
+            fixture.root.appendingPathComponent("config/sitefs/credentials.json")))
+        _ = try Curl(baseURL: fixture.server.baseURL, token: credentials[fixture.server.baseURL]?["token"]).call("DELETE", "/v1/session")
+        try "v2".write(toFile: fixture.path("Riverside/report.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.eventually(timeout: 15) {
+            (try? fixture.sitefs(["status", fixture.mountpoint.path]).out.contains("sign-in required")) == true
+        })
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "1"]).status != 0)
+        #expect(try fixture.sitefs(["login", fixture.server.baseURL, "--user", "anna"], stdin: MountFixture.password + "\n").status == 0)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "60"]).status == 0)
+        #expect(try fixture.serverContent("Riverside/report.txt") == "v2")
+    }
+
+    @Test func aSaveSurvivesKillingTheDaemonWhileTheServerIsDown() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"])
+        defer { fixture.tearDown() }
+        try "v1".write(toFile: fixture.path("Riverside/site-diary.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        fixture.server.stop()
+        // Saved while the server is unreachable: journaled before close() returns.
+        let save = try fixture.shell("echo 'v2 offline' > Riverside/site-diary.txt")
+        #expect(save.status == 0, "\(save.err)")
+        fixture.killDaemons()
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)  // works on the dead mount
+        #expect(!fixture.isMounted)
+
+        let server = try ServerProcess(dataDirectory: fixture.data)
+        defer { server.stop() }
+        #expect(try fixture.sitefs(["login", server.baseURL, "--user", "anna"], stdin: MountFixture.password + "\n").status == 0)
+        let mount = try fixture.sitefs(["mount", server.baseURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path])
+        #expect(mount.status == 0, "\(mount.err)")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "60"]).status == 0)
+        var client = Curl(baseURL: server.baseURL)
+        let session = try client.call("POST", "/v1/session", json: #"{"username":"anna","password":"\#(MountFixture.password)"}"#)
+        client.token = try JSONDecoder().decode(SessionGrant.self, from: Data(session.body.utf8)).token
+        let sites = try JSONDecoder().decode(ItemPage.self, from: Data(client.call("GET", "/v1/sites").body.utf8)).items
+        let riverside = try #require(sites.first { $0.name == "Riverside" })
+        let children = try JSONDecoder().decode(ItemPage.self, from: Data(client.call("GET", "/v1/items/\(riverside.id)/children").body.utf8)).items
+        let diary = try #require(children.first { $0.name == "site-diary.txt" })
+        #expect(try client.call("GET", "/v1/items/\(diary.id)/content").body == "v2 offline\n")
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
+    }
+}
