@@ -98,6 +98,7 @@ let package = Package(
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
+        .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",
             dependencies: ["SitefsFUSE", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]

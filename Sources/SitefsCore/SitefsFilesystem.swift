@@ -46,6 +46,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                                 parallelism: uploadParallelism, userName: userName, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
+        content.removeLeftovers(keeping: uploader.stagedPaths)
     }
 
     /// Upload state for `sitefs status` / `sitefs sync`.

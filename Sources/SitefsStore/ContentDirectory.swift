@@ -55,6 +55,19 @@ public struct ContentDirectory: Sendable {
         return path
     }
 
+    /// Removes staging files nothing refers to (a crash between snapshot and journal
+    /// commit, i.e. a save whose close() never returned) and local copies of an earlier run
+    /// (their saves, if any, are in staging). Call once at mount, before any open.
+    public func removeLeftovers(keeping staged: Set<String>) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
+            let path = staging.appendingPathComponent(name).path
+            if !staged.contains(path) { unlink(path) }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: content.path)) ?? [] {
+            unlink(content.appendingPathComponent(name).path)
+        }
+    }
+
     public static var lastError: String { String(cString: strerror(errno)) }
 
     private static func hex(_ text: String) -> String {

@@ -65,6 +65,12 @@ extension Uploader {
 
     private func saveAsConflict(_ job: Job, current: ProviderItem?) -> Outcome {
         let current = current ?? (try? backend.item(job.identifier))
+        // A retried upload whose first attempt did reach the server (the answer was lost)
+        // finds its own content there: that is success, not a conflict.
+        if let current, current.size == job.size, serverHolds(job, version: current.version) {
+            logger.info("uploaded \(job.name) (confirmed after a lost response, version \(current.version))")
+            return .uploaded(job, current)
+        }
         guard let parent = current?.parent ?? job.parent else {
             return .failed(job, .versionMismatch(current: current))
         }
@@ -78,6 +84,21 @@ extension Uploader {
         case .failure(let error):
             return .failed(job, error)
         }
+    }
+
+    /// True when the server's `version` has exactly the bytes of the job's snapshot.
+    private func serverHolds(_ job: Job, version: String) -> Bool {
+        let path = job.stagedPath + ".compare"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        guard (try? backend.fetchContent(of: job.identifier, version: version, range: nil, ifNoneMatch: nil,
+                                         into: .file(descriptor: descriptor, offset: 0))) != nil
+        else { return false }
+        return FileComparison.sameBytes(job.stagedPath, path)
     }
 
     private func recreate(_ job: Job) -> Outcome {
@@ -137,6 +158,22 @@ extension Uploader.Outcome {
         case .recreated(let job, _): return .recreated(job, item)
         case .conflicted(let job, let original, _): return .conflicted(job, original: original, copy: item)
         case .failed: return self
+        }
+    }
+}
+
+enum FileComparison {
+    /// Compares two files chunk by chunk.
+    static func sameBytes(_ first: String, _ second: String) -> Bool {
+        guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else { return false }
+        defer {
+            try? a.close()
+            try? b.close()
+        }
+        while true {
+            let left = (try? a.read(upToCount: 1 << 20)) ?? nil, right = (try? b.read(upToCount: 1 << 20)) ?? nil
+            if left != right { return false }
+            if left == nil || left!.isEmpty { return true }
         }
     }
 }

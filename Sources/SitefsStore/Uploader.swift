@@ -66,7 +66,7 @@ public final class Uploader: @unchecked Sendable {
             if let failure {
                 failures[job.identifier] = (job, failure)
             } else {
-                enqueueLocked(job, recorded: true)
+                enqueueLocked(job)
                 resumed += 1
             }
         }
@@ -79,11 +79,11 @@ public final class Uploader: @unchecked Sendable {
         try journal.record(job)
         condition.lock()
         defer { condition.unlock() }
-        enqueueLocked(job, recorded: true)
+        enqueueLocked(job)
         condition.broadcast()
     }
 
-    private func enqueueLocked(_ job: Job, recorded: Bool) {
+    private func enqueueLocked(_ job: Job) {
         var job = job
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
@@ -99,6 +99,13 @@ public final class Uploader: @unchecked Sendable {
         queued[job.identifier] = job
     }
 
+    /// Snapshots the journal still refers to (everything else in staging is debris).
+    public var stagedPaths: Set<String> {
+        condition.lock()
+        defer { condition.unlock() }
+        return Set(queued.values.map(\.stagedPath) + inFlight.values.map(\.stagedPath) + failures.values.map(\.0.stagedPath))
+    }
+
     /// `sitefs retry`: failed saves are queued again.
     public func retryFailed() {
         condition.lock()
@@ -107,7 +114,7 @@ public final class Uploader: @unchecked Sendable {
         failures = [:]
         for (_, (job, _)) in failed {
             journal.clearFailure(job)
-            enqueueLocked(job, recorded: true)
+            enqueueLocked(job)
         }
         condition.broadcast()
     }

@@ -7,13 +7,17 @@ import Testing
 
 /// A filesystem core over an in-memory backend, driven as the FUSE adapter would drive it.
 struct CoreHarness {
-    let backend = InMemoryBackend()
+    let backend: InMemoryBackend
     let filesystem: SitefsFilesystem
     let cacheDirectory: URL
     let context = RequestContext(uid: 1000, gid: 1000, pid: 1)
 
-    init(pageSize: Int = 200, readOnly: Bool = false) throws {
-        cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
+    /// A fresh core; pass `reusing` to start a second one on the same backend and cache
+    /// directory (a remount after a crash).
+    init(pageSize: Int = 200, readOnly: Bool = false, reusing previous: CoreHarness? = nil) throws {
+        backend = previous?.backend ?? InMemoryBackend()
+        cacheDirectory = previous?.cacheDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
         var logger = Logger(label: "sitefs-core-test")
         logger.logLevel = .critical
         filesystem = try SitefsFilesystem(

@@ -230,6 +230,30 @@ import Testing
         #expect(try harness.list(siteInode).map(\.name.description).contains(savedAs))
     }
 
+    @Test func aJournaledSaveIsUploadedByTheNextMount() throws {
+        var first: CoreHarness? = try CoreHarness()
+        let site = first!.backend.addSite("Harbour")
+        let file = first!.backend.add("diary.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let siteInode = try first!.lookup(.root, "Harbour").attributes.inode
+        let inode = try first!.lookup(siteInode, "diary.txt").attributes.inode
+        first!.backend.fail(with: .unreachable("server down"))
+        let handle = try first!.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first!.context).handle
+        try first!.write(inode, handle: handle, Array("v2 saved offline".utf8))
+        try first!.filesystem.flush(inode, handle: handle, context: first!.context)  // journaled here
+        #expect(first!.filesystem.uploadStatus.pending == 1)
+        let previous = first!
+        first = nil  // the daemon dies; nothing reached the server
+        #expect(previous.backend.content(of: file) == Array("v1".utf8))
+        previous.backend.fail(with: nil)
+
+        let second = try CoreHarness(reusing: previous)
+        defer { second.remove() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(second.backend.content(of: file) == Array("v2 saved offline".utf8))
+        let staging = try FileManager.default.contentsOfDirectory(atPath: second.cacheDirectory.appendingPathComponent("staging").path)
+        #expect(staging.isEmpty)
+    }
+
     @Test func newFilesAreCreatedAndTheirContentUploadedOnClose() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }

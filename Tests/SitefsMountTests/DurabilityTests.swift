@@ -117,3 +117,44 @@ struct MountDurabilityTests {
         #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
     }
 }
+
+/// Network faults between the daemon and the server, through the fault-injecting proxy.
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct MountFaultTests {
+    @Test func savesAreRetriedThroughServerErrorsRefusalsAndResets() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "3"], throughFaultProxy: true)
+        defer { fixture.tearDown() }
+        let proxy = try #require(fixture.proxy)
+        // Creating a file is a namespace call made at once (it fails fast under faults);
+        // saves of it are what the journal retries.
+        try "created\n".write(toFile: fixture.path("Riverside/log.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        for (index, fault) in [FaultProxy.Mode.respond(status: 503, headers: [], body: "busy"),
+                               .respond(status: 429, headers: [("Retry-After", "1")], body: "slow down"),
+                               .refuse, .resetAfter(bytes: 10)].enumerated() {
+            proxy.injectOnce(fault, times: 2)
+            let text = "version \(index) after a fault\n"
+            try text.write(toFile: fixture.path("Riverside/log.txt"), atomically: false, encoding: .utf8)
+            let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "60"])
+            #expect(sync.status == 0, "fault \(fault): \(sync.err)")
+            #expect(try fixture.serverContent("Riverside/log.txt") == text, "fault \(fault)")
+        }
+        #expect(proxy.faultsInjected >= 8)
+        #expect(fixture.daemonLog.contains("will be retried"))
+        // A reset after the server stored an upload is recognised as success, not a conflict.
+        let site = try #require(try fixture.serverItem("Riverside"))
+        #expect(try fixture.children(site.id).map(\.name) == ["log.txt"])
+    }
+
+    @Test func aStalledServerGivesEIOWithinTheTimeoutNotAHang() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"], throughFaultProxy: true)
+        defer { fixture.tearDown() }
+        try "content".write(toFile: fixture.path("Riverside/f.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        try #require(fixture.proxy).mode = .blackhole
+        let started = Date()
+        let read = try fixture.shell("cat Riverside/f.txt", timeout: 60)
+        #expect(read.status != 0 && read.err.contains("Input/output error"), "\(read)")
+        #expect(Date().timeIntervalSince(started) < 30)
+    }
+}

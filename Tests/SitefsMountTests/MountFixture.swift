@@ -16,12 +16,16 @@ final class MountFixture: @unchecked Sendable {
     let mountpoint: URL
     let environment: [String: String]
     let server: ServerProcess
+    /// Between the daemon and the server when asked for: injects network faults.
+    let proxy: FaultProxy?
+    /// The URL the mount uses: the server's, or the proxy's.
+    let mountURL: String
     /// The API as the test's own client, signed in as anna (not the mount's session).
     let api: Curl
     private var tornDown = false
 
     /// Sites: "Harbour Tower" and "Riverside" (read-write) and "Archive" (read-only) for anna.
-    init(pageSize: Int = 100, extraMountArguments: [String] = []) throws {
+    init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-mount-\(UUID().uuidString.prefix(8))")
         data = root.appendingPathComponent("server")
         cache = root.appendingPathComponent("cache")
@@ -42,9 +46,17 @@ final class MountFixture: @unchecked Sendable {
         client.token = try JSONDecoder().decode(SessionGrant.self, from: Data(session.body.utf8)).token
         api = client
 
-        let login = try sitefs(["login", server.baseURL, "--user", "anna"], stdin: Self.password + "\n")
+        if throughFaultProxy {
+            let proxy = try FaultProxy(upstreamPort: Int(server.baseURL.split(separator: ":").last!)!)
+            self.proxy = proxy
+            mountURL = proxy.url
+        } else {
+            proxy = nil
+            mountURL = server.baseURL
+        }
+        let login = try sitefs(["login", mountURL, "--user", "anna"], stdin: Self.password + "\n")
         guard login.status == 0 else { throw ProcessFailure("sitefs login: \(login.err)") }
-        let mount = try sitefs(["mount", server.baseURL, mountpoint.path, "--cache-dir", cache.path, "--page-size", String(pageSize),
+        let mount = try sitefs(["mount", mountURL, mountpoint.path, "--cache-dir", cache.path, "--page-size", String(pageSize),
                                 "--poll-interval", "0.3", "--log-level", "debug"] + extraMountArguments)
         guard mount.status == 0 else {
             tearDown()
@@ -128,6 +140,7 @@ final class MountFixture: @unchecked Sendable {
             _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
         }
         killDaemons()
+        proxy?.stop()
         server.stop()
         try? FileManager.default.removeItem(at: root)
     }

@@ -20,7 +20,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// Starts `sitefs-server serve --port 0 ...` and waits for its first stdout line.
     public init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
         stderrFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("stderr-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         process.executableURL = Self.executable
         process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0"] + extraArguments
         let stdout = Pipe()
@@ -93,8 +93,8 @@ public func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, 
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
     let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: outURL)
     process.standardError = try FileHandle(forWritingTo: errURL)
     let input = Pipe()
@@ -136,7 +136,7 @@ public struct Curl: Sendable {
         let headerFile = FileManager.default.temporaryDirectory.appendingPathComponent("curl-auth-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: headerFile) }
         if let token {
-            FileManager.default.createFile(atPath: headerFile.path, contents: Data("Authorization: Bearer \(token)\n".utf8),
+            _ = FileManager.default.createFile(atPath: headerFile.path, contents: Data("Authorization: Bearer \(token)\n".utf8),
                                            attributes: [.posixPermissions: 0o600])
             arguments += ["-H", "@\(headerFile.path)"]
         }
