@@ -37,17 +37,7 @@ struct MountDaemon {
                                            lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
         let backend = HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
                                           timeouts: timeouts)
-        do {
-            _ = try backend.sites(after: nil, limit: 1)
-        } catch {
-            let reason: String
-            switch error {
-            case .notAuthenticated: reason = "the sign-in to \(server) has expired: run `sitefs login \(server) --user NAME`"
-            case .unreachable(let detail): reason = "server \(server) is unreachable: \(detail)"
-            default: reason = "server \(server) refused: \(error)"
-            }
-            throw UserFacingError(reason)
-        }
+        try probe(backend)
         let configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
             changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: getgid(),
@@ -77,6 +67,32 @@ struct MountDaemon {
             logger.notice("waiting for \(pending) pending uploads")
             if !filesystem.waitForUploads(timeout: .seconds(600)) {
                 logger.error("uploads still pending at exit; their content is kept in \(cacheDirectory)/staging")
+            }
+        }
+    }
+
+    /// Checks sign-in and reachability before mounting, so `sitefs mount` can say why not.
+    /// A busy or flaky server (5xx, 429, a reset) gets two more tries before that counts.
+    private func probe(_ backend: HTTPDocumentBackend) throws {
+        var attempt = 0
+        while true {
+            do throws(ProviderError) {
+                _ = try backend.sites(after: nil, limit: 1)
+                return
+            } catch {
+                attempt += 1
+                if error.isTransient, attempt < 3 {
+                    Thread.sleep(forTimeInterval: 0.5 * Double(attempt))
+                    continue
+                }
+                switch error {
+                case .notAuthenticated:
+                    throw UserFacingError("the sign-in to \(server) has expired: run `sitefs login \(server) --user NAME`")
+                case .unreachable(let detail):
+                    throw UserFacingError("server \(server) is unreachable: \(detail)")
+                default:
+                    throw UserFacingError("server \(server) refused: \(error)")
+                }
             }
         }
     }

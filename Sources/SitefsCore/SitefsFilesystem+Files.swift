@@ -34,6 +34,7 @@ extension SitefsFilesystem {
         do {
             item = try backend.createFile(named: fileName, in: folder.identifier, contentsOf: empty)
         } catch {
+            namespaceCallFailed(error, in: folder.identifier)
             throw handle(error, "create \(fileName)")
         }
         cache.upsert(item)

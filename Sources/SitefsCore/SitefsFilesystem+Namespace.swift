@@ -14,6 +14,7 @@ extension SitefsFilesystem {
             inodes.countLookup(entry.attributes.inode)
             return entry
         } catch {
+            namespaceCallFailed(error, in: folder.identifier)
             throw handle(error, "mkdir \(folderName)")
         }
     }
@@ -40,9 +41,11 @@ extension SitefsFilesystem {
         } catch ProviderError.notFound {
             // Already gone: the outcome the caller wanted.
         } catch {
+            if let parent = item.parent { namespaceCallFailed(error, in: parent) }
             throw handle(error, "delete \(item.name)", dropping: item.identifier)
         }
         cache.remove(item.identifier)
+        uploader.cancel(item.identifier)
         if let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
             copy.unlinked = true
@@ -93,6 +96,7 @@ extension SitefsFilesystem {
         do {
             result = try backend.update(source.identifier, changes, baseVersion: nil)
         } catch {
+            namespaceCallFailed(error, in: from.identifier, to.identifier)
             throw handle(error, "rename \(source.name) to \(targetName)", dropping: source.identifier)
         }
         if result.identifier != source.identifier {

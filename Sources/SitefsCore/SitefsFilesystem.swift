@@ -176,6 +176,13 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         return error.errno
     }
 
+    /// A change of `folders` failed in transit: the server may have applied it with the answer
+    /// lost, so what we cached of those folders is no longer trusted.
+    func namespaceCallFailed(_ error: ProviderError, in folders: ItemIdentifier...) {
+        guard error.isTransient else { return }
+        for folder in folders { cache.forgetListing(of: folder) }
+    }
+
     // MARK: Lifecycle
 
     public func mounted(invalidator: any KernelCacheInvalidator) {

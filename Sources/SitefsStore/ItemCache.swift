@@ -95,6 +95,16 @@ public final class ItemCache: Sendable {
         persistence?.saveListing(listing, of: folder)
     }
 
+    /// Forgets a folder's listing (and its items' freshness) after an operation whose outcome
+    /// on the server is unknown (the answer was lost): the next lookup asks the server.
+    public func forgetListing(of folder: ItemIdentifier) {
+        state.withLock { state in
+            guard let listing = state.listings.removeValue(forKey: folder) else { return }
+            for identifier in listing.identifiers { state.items[identifier] = nil }
+        }
+        persistence?.forgetListing(of: folder)
+    }
+
     /// A new or changed item: metadata stored, and its entry put in (or moved to) the
     /// listing of its current parent when that listing is cached. Returns where it was
     /// listed before, if that differs (for kernel invalidation).

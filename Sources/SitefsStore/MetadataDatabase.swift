@@ -125,6 +125,12 @@ public final class MetadataDatabase: Sendable {
         }
     }
 
+    public func forgetListing(of folder: ItemIdentifier) {
+        enqueue { db in
+            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
+        }
+    }
+
     public func remove(_ identifier: ItemIdentifier) {
         enqueue { db in
             try db.execute(sql: "DELETE FROM items WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])

@@ -21,6 +21,8 @@ extension Uploader {
             outcome = .uploaded(job, item)
         case .failure(.versionMismatch(let current)):
             outcome = saveAsConflict(job, current: current)
+        case .failure(.notFound) where isCancelled(job):
+            outcome = .failed(job, .notFound)  // deleted here on purpose: nothing to keep
         case .failure(.notFound):
             outcome = recreate(job)
         case .failure(let error):
@@ -52,6 +54,12 @@ extension Uploader {
                 delay = min(delay * 2, .seconds(30))
             }
         }
+    }
+
+    private func isCancelled(_ job: Job) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled.contains(job.identifier)
     }
 
     /// Returns true when the flag changed.

@@ -37,6 +37,9 @@ public final class Uploader: @unchecked Sendable {
     /// Modification times set while an upload of the item was in flight, applied after it.
     var lateModified: [ItemIdentifier: Timestamp] = [:]
     var signInRequired = false
+    /// Items deleted here while an upload of theirs was in flight: its outcome is dropped
+    /// (a 404 must not bring the file back).
+    var cancelled: Set<ItemIdentifier> = []
     var stopping = false
     private var threads: [Thread] = []
 
@@ -104,6 +107,26 @@ public final class Uploader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return Set(queued.values.map(\.stagedPath) + inFlight.values.map(\.stagedPath) + failures.values.map(\.0.stagedPath))
+    }
+
+    /// The file was deleted here: its pending saves are moot.
+    public func cancel(_ identifier: ItemIdentifier) {
+        condition.lock()
+        defer { condition.unlock() }
+        if let job = queued.removeValue(forKey: identifier) {
+            order.removeAll { $0 == identifier }
+            journal.drop(job)
+            unlink(job.stagedPath)
+        }
+        if let (job, _) = failures.removeValue(forKey: identifier) {
+            journal.drop(job)
+            unlink(job.stagedPath)
+        }
+        if let job = inFlight[identifier] {
+            cancelled.insert(identifier)
+            journal.drop(job)  // a restart must not resume it either
+        }
+        condition.broadcast()
     }
 
     /// `sitefs retry`: failed saves are queued again.
@@ -220,7 +243,7 @@ public final class Uploader: @unchecked Sendable {
         case .recreated(_, let item):
             confirm(job, producing: item.version)
         case .failed(_, let error):
-            if queued[job.identifier] != nil {
+            if cancelled.remove(job.identifier) != nil || queued[job.identifier] != nil {
                 journal.drop(job)
                 unlink(job.stagedPath)  // a newer snapshot of the same file supersedes this one
             } else {
@@ -246,7 +269,7 @@ public final class Uploader: @unchecked Sendable {
     func supersededOrStopping(_ job: Job) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return stopping || queued[job.identifier] != nil
+        return stopping || queued[job.identifier] != nil || cancelled.contains(job.identifier)
     }
 }
 

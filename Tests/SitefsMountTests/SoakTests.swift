@@ -1,0 +1,127 @@
+import Foundation
+import SitefsAPI
+import SitefsTestSupport
+import Testing
+
+/// Random edits, renames and deletes through the mount under random network faults and
+/// daemon kills; at the end the server must hold exactly what the model says: every save
+/// whose close() succeeded. `scripts/soak` runs it long (SITEFS_SOAK_OPS); CI runs it short.
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct MountSoakTests {
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test func noSavedByteIsLostUnderFaultsAndKills() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let operations = environment["SITEFS_SOAK_OPS"].flatMap(Int.init) ?? 40
+        let seed = environment["SITEFS_SOAK_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max / 2)
+        var random = Generator(state: seed)
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"], throughFaultProxy: true)
+        defer { fixture.tearDown() }
+        let proxy = try #require(fixture.proxy)
+        let folder = "Riverside/soak"
+        try FileManager.default.createDirectory(atPath: fixture.path(folder), withIntermediateDirectories: false)
+
+        var model: [String: String] = [:]  // name -> content the server must end with
+        // Names touched by an operation that failed visibly: the journal may still complete a
+        // save of theirs (a file whose delete failed in transit comes back, as it should).
+        var uncertain: Set<String> = []
+        var faults = 0, kills = 0, failedOperations = 0, counter = 0
+        let faultModes: [FaultProxy.Mode] = [.respond(status: 503, headers: [], body: "busy"),
+                                             .respond(status: 429, headers: [("Retry-After", "1")], body: "later"),
+                                             .refuse, .resetAfter(bytes: 20)]
+        for _ in 0..<operations {
+            counter += 1
+            let roll = Int.random(in: 0..<100, using: &random)
+            if roll < 15 {
+                proxy.injectOnce(faultModes.randomElement(using: &random)!, times: Int.random(in: 1...2, using: &random))
+                faults += 1
+            } else if roll < 20 {
+                fixture.killDaemons()
+                kills += 1
+                _ = try fixture.sitefs(["unmount", fixture.mountpoint.path])
+                // The remount's own first request may meet an injected fault: a user retries.
+                var remount = (status: Int32(1), out: "", err: "")
+                for _ in 0..<4 where remount.status != 0 {
+                    remount = try fixture.sitefs(["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                                                  "--io-timeout", "2", "--poll-interval", "0.3"])
+                }
+                try #require(remount.status == 0, "remount after kill: \(remount.err)")
+            } else if roll < 65 || model.isEmpty {
+                // Save: an existing file or a new one.
+                let name = (!model.isEmpty && roll < 45) ? model.keys.sorted().randomElement(using: &random)! : "file-\(counter).txt"
+                let content = "op \(counter) seed \(seed)\n" + String(repeating: "x", count: Int.random(in: 0...5000, using: &random))
+                do {
+                    try content.write(toFile: fixture.path("\(folder)/\(name)"), atomically: false, encoding: .utf8)
+                    model[name] = content
+                } catch {
+                    failedOperations += 1
+                    uncertain.insert(name)
+                    try reconcile(name, in: folder, fixture: fixture, model: &model)
+                }
+            } else if roll < 85 {
+                let from = model.keys.sorted().randomElement(using: &random)!
+                let to = "renamed-\(counter).txt"
+                if rename(fixture.path("\(folder)/\(from)"), fixture.path("\(folder)/\(to)")) == 0 {
+                    model[to] = model.removeValue(forKey: from)
+                } else {
+                    failedOperations += 1
+                    uncertain.formUnion([from, to])
+                    try reconcile(from, in: folder, fixture: fixture, model: &model)
+                    try reconcile(to, in: folder, fixture: fixture, model: &model)
+                }
+            } else {
+                let victim = model.keys.sorted().randomElement(using: &random)!
+                if unlink(fixture.path("\(folder)/\(victim)")) == 0 {
+                    model[victim] = nil
+                } else {
+                    failedOperations += 1
+                    uncertain.insert(victim)
+                    try reconcile(victim, in: folder, fixture: fixture, model: &model)
+                }
+            }
+        }
+        proxy.mode = .pass
+        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "120"])
+        #expect(sync.status == 0, "\(sync.err)")
+
+        let soak = try #require(try fixture.serverItem(folder))
+        let onServer = Dictionary(uniqueKeysWithValues: try fixture.children(soak.id).map { ($0.name, $0.id) })
+        var bytesLost = 0
+        for (name, content) in model where !uncertain.contains(name) || onServer[name] != nil {
+            guard let id = onServer[name] else {
+                bytesLost += content.utf8.count
+                Issue.record("\(name) is missing on the server (seed \(seed))")
+                continue
+            }
+            let stored = try fixture.api.call("GET", "/v1/items/\(id)/content").body
+            if stored != content {
+                bytesLost += content.utf8.count
+                Issue.record("\(name) differs on the server (seed \(seed))")
+            }
+        }
+        let strays = Set(onServer.keys).subtracting(model.keys).subtracting(uncertain).filter { !$0.contains("(conflict ") }
+        #expect(strays.isEmpty, "files the model does not know: \(strays) (seed \(seed))")
+        print("soak: seed \(seed), \(operations) operations, \(faults) faults injected (\(proxy.faultsInjected) hit), "
+              + "\(kills) daemon kills, \(failedOperations) operations failed visibly, \(model.count) files, bytes lost: \(bytesLost)")
+        #expect(bytesLost == 0)
+    }
+
+    /// After an operation failed visibly (a namespace call hit a fault), the model follows
+    /// what the server actually did: the user saw the error and knows to check.
+    private func reconcile(_ name: String, in folder: String, fixture: MountFixture, model: inout [String: String]) throws {
+        if let item = try fixture.serverItem("\(folder)/\(name)") {
+            model[name] = try fixture.api.call("GET", "/v1/items/\(item.id)/content").body
+        } else {
+            model[name] = nil
+        }
+    }
+}
