@@ -63,7 +63,11 @@ extension HTTPDocumentBackend {
         case (412, _): return .versionMismatch(current: decoded?.item.flatMap { try? ResponseValidation.providerItem($0) })
         case (400, "invalid_name"): return .invalidName(message)
         case (400, "cross_site"): return .crossSite
-        case (429, _), (500..., _): return .serverUnavailable(status: response.status, message: message)
+        case (429, _), (500..., _):
+            // Retry-After in seconds (the HTTP-date form is rare for APIs; it is ignored), capped.
+            let retryAfter = response.headers["Retry-After"].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                .map { min(max($0, 0), 300) }
+            return .serverUnavailable(status: response.status, message: message, retryAfter: retryAfter)
         default: return .refused(status: response.status, code: code, message: message)
         }
     }

@@ -19,7 +19,8 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
     /// The server could not be reached, timed out or dropped the connection.
     case unreachable(String)
     /// The server answered 5xx or 429: worth retrying later.
-    case serverUnavailable(status: Int, message: String)
+    /// `retryAfter`: seconds the server asked to wait (Retry-After), if it said.
+    case serverUnavailable(status: Int, message: String, retryAfter: Double? = nil)
     /// The response broke the API contract (malformed JSON, bad names, negative sizes).
     case invalidResponse(String)
     /// A local file could not be read or written.
@@ -36,10 +37,16 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
         case .crossSite: return "items move only within their site"
         case .refused(let status, let code, let message): return "refused (\(status) \(code)): \(message)"
         case .unreachable(let message): return "server unreachable: \(message)"
-        case .serverUnavailable(let status, let message): return "server error \(status): \(message)"
+        case .serverUnavailable(let status, let message, _): return "server error \(status): \(message)"
         case .invalidResponse(let message): return "invalid server response: \(message)"
         case .localIO(let message): return "local I/O error: \(message)"
         }
+    }
+
+    /// How long the server asked to wait before trying again, if it said.
+    public var retryAfter: Double? {
+        if case .serverUnavailable(_, _, let seconds) = self { return seconds }
+        return nil
     }
 
     /// Worth retrying unchanged later (network trouble, overload), as opposed to a verdict.

@@ -50,7 +50,8 @@ extension Uploader {
                 } else {
                     logger.warning("upload of \(job.name) will be retried in \(delay): \(error)")
                 }
-                Thread.sleep(forTimeInterval: delay.seconds)
+                // A server that said when to come back (429/503 Retry-After) is taken at its word.
+                Thread.sleep(forTimeInterval: max(delay.seconds, error.retryAfter ?? 0))
                 delay = min(delay * 2, .seconds(30))
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import SitefsAPI
@@ -98,6 +99,18 @@ private func expectInvalid(_ body: @Sendable () throws -> Void, sourceLocation: 
                 } catch {
                     #expect(matches(error), "\(status) became \(error)")
                 }
+            }
+        }
+    }
+
+    @Test func retryAfterIsReadFromTheResponse() async throws {
+        try await withCraftedServer(status: .tooManyRequests, body: #"{"error":{"code":"slow","message":"m"}}"#,
+                                    headers: [HTTPField.Name("Retry-After")!: "7"]) { backend in
+            do throws(ProviderError) {
+                _ = try backend.item(ItemIdentifier(site: "1", id: "7"))
+                Issue.record("429 did not fail")
+            } catch {
+                #expect(error.isTransient && error.retryAfter == 7)
             }
         }
     }
