@@ -113,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SitefsMountTests",
-            dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI"]
+            dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI", "SitefsDemoContent"]
         ),
         .testTarget(
             name: "SitefsCoreTests",

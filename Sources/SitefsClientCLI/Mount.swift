@@ -30,12 +30,15 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("io-timeout"), help: "Seconds a stalled or unreachable server is waited for before EIO.")
     var ioTimeout: Double = 10
     @Option(name: .customLong("uploads"), help: "Files uploaded in parallel.") var uploadParallelism = 4
+    @Option(name: .customLong("write-back-delay"),
+            help: "Seconds a closed file is left alone before it is uploaded (editors' temp-file saves fold into one version).")
+    var writeBackDelay: Double = 2
     @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
 
     func validate() throws {
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1...1000") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0 else {
+        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0 else {
             throw ValidationError("intervals, timeouts and --uploads must be positive")
         }
     }
@@ -69,7 +72,8 @@ struct Mount: ParsableCommand {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var arguments = ["mount", server, mountpoint, "--daemon-child", "--cache-dir", cacheDirectory, "--log-file", log,
                          "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
-                         "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism)]
+                         "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
+                         "--write-back-delay", String(writeBackDelay)]
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
         process.arguments = arguments

@@ -27,14 +27,21 @@ enum MountStatusReader {
                 var name: String
                 var savedAs: String
             }
+            struct Progress: Decodable {
+                var name: String
+                var sent: Int64
+                var total: Int64
+            }
             var pending: Int
             var uploading: [String]
+            /// Absent from daemons older than the client.
+            var progress: [Progress]?
             var failed: [Failure]
             var conflicts: [Conflict]
             var signInRequired: Bool
 
             enum CodingKeys: String, CodingKey {
-                case pending, uploading, failed, conflicts
+                case pending, uploading, progress, failed, conflicts
                 case signInRequired = "sign_in_required"
             }
         }
@@ -66,8 +73,13 @@ enum MountStatusReader {
     }
 
     /// Asks the daemon to queue failed uploads again.
-    static func requestRetry(_ mountpoint: String) throws(Failure) {
-        guard setExtendedAttribute(mountpoint, "user.sitefs.retry", nil, 0, 0) == 0 else {
+    static func requestRetry(_ mountpoint: String) throws(Failure) { try request("user.sitefs.retry", of: mountpoint) }
+
+    /// Asks the daemon to send now what waits out the settle delay.
+    static func requestSync(_ mountpoint: String) throws(Failure) { try request("user.sitefs.sync", of: mountpoint) }
+
+    private static func request(_ attribute: String, of mountpoint: String) throws(Failure) {
+        guard setExtendedAttribute(mountpoint, attribute, nil, 0, 0) == 0 else {
             switch errno {
             case ENOTCONN: throw .daemonGone(mountpoint)
             case ENOTSUP: throw .notMounted(mountpoint)

@@ -11,7 +11,13 @@ struct Status: ParsableCommand {
         print("open files: \(status.openFiles.count), local copies: \(status.localCopies), known items: \(status.knownItems)")
         for name in status.openFiles { print("  open: \(name)") }
         print("pending uploads: \(status.uploads.pending)")
-        for name in status.uploads.uploading { print("  uploading: \(name)") }
+        if let progress = status.uploads.progress {
+            for upload in progress {
+                print("  uploading: \(upload.name): \(ByteCount.format(upload.sent)) of \(ByteCount.format(upload.total))")
+            }
+        } else {
+            for name in status.uploads.uploading { print("  uploading: \(name)") }
+        }
         for failure in status.uploads.failed { print("  failed: \(failure.name): \(failure.reason)") }
         for conflict in status.uploads.conflicts { print("  conflict: \(conflict.name) changed on the server; your edit is in \(conflict.savedAs)") }
         if status.uploads.signInRequired { print("sign-in required: uploads wait; run `sitefs login`") }
@@ -42,13 +48,10 @@ struct Sync: ParsableCommand {
         let onTerminal = isatty(STDOUT_FILENO) == 1
         defer { if onTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) } }
         var warnedAboutSignIn = false
+        try MountStatusReader.requestSync(mountpoint)  // nothing waits out the settle delay
         while true {
             let status = try MountStatusReader.read(mountpoint)
-            if onTerminal {
-                let uploading = status.uploads.uploading.prefix(3).joined(separator: ", ")
-                let line = "\r\u{1B}[K\(status.uploads.pending) uploads pending\(uploading.isEmpty ? "" : ": " + uploading)"
-                FileHandle.standardOutput.write(Data(line.utf8))
-            }
+            if onTerminal { FileHandle.standardOutput.write(Data(Self.progressLine(status.uploads).utf8)) }
             if status.uploads.signInRequired && !warnedAboutSignIn {
                 FileHandle.standardError.write(Data("\nuploads wait for a new sign-in: run `sitefs login`\n".utf8))
                 warnedAboutSignIn = true
@@ -61,6 +64,36 @@ struct Sync: ParsableCommand {
             if Date() > deadline { throw UserFacingError("\(status.uploads.pending) uploads still pending after \(Int(timeout)) s") }
             usleep(50_000)
         }
+    }
+}
+
+extension Sync {
+    /// `\r`-redrawn: a bar over the bytes of the uploads in flight, and what is pending.
+    static func progressLine(_ uploads: MountStatusReader.Status.Uploads) -> String {
+        let progress = uploads.progress ?? []
+        let sent = progress.reduce(Int64(0)) { $0 + $1.sent }, total = progress.reduce(Int64(0)) { $0 + $1.total }
+        var line = "\r\u{1B}[K\(uploads.pending) pending"
+        if total > 0 {
+            let width = 24, filled = Int(Double(width) * Double(sent) / Double(total))
+            line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
+            line += "\(ByteCount.format(sent)) of \(ByteCount.format(total))"
+        }
+        let names = uploads.uploading.prefix(3).joined(separator: ", ")
+        if !names.isEmpty { line += ": " + names }
+        return line
+    }
+}
+
+/// Sizes for people: 512 B, 3.4 KiB, 12.0 MiB.
+enum ByteCount {
+    static func format(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes), unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
     }
 }
 

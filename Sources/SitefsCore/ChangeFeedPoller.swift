@@ -74,7 +74,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
         let table = filesystem.inodes
         for change in changes {
             switch change {
-            case .updated(let item):
+            case .updated(let serverItem):
+                let item = filesystem.namespace.view(serverItem)  // renames not sent yet still show
                 let previous = cache.item(item.identifier)
                 if let moved = cache.upsert(item), let parent = table.existingInode(for: moved.parent) {
                     entries.append((parent, moved.name))

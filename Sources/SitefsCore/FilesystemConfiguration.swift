@@ -18,10 +18,18 @@ public struct FilesystemConfiguration: Sendable {
     public var maximumReadAhead: Int
     /// How long a rename waits for the moved file's pending upload.
     public var uploadWaitForRename: Duration
+    /// How long a closed file is left alone before its upload starts (`--write-back-delay`),
+    /// and a rename of a server file before it is applied: an editor's temp file renamed over
+    /// the original, or a backup deleted, within it becomes one new version of the original.
+    public var writeBackDelay: Duration
+    /// How long a change made on the server at once (mkdir, rmdir, delete, rename of a
+    /// folder) waits for the renames queued before it; past that it fails with EIO.
+    public var namespaceWait: Duration
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
-                maximumReadAhead: Int = 8 << 20, uploadWaitForRename: Duration = .seconds(60)) {
+                maximumReadAhead: Int = 8 << 20, uploadWaitForRename: Duration = .seconds(60),
+                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10)) {
         self.pageSize = pageSize
         self.kernelCacheTimeout = kernelCacheTimeout
         self.metadataMaxAge = metadataMaxAge
@@ -31,5 +39,7 @@ public struct FilesystemConfiguration: Sendable {
         self.readOnly = readOnly
         self.maximumReadAhead = maximumReadAhead
         self.uploadWaitForRename = uploadWaitForRename
+        self.writeBackDelay = writeBackDelay
+        self.namespaceWait = namespaceWait
     }
 }

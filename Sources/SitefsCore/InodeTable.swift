@@ -55,11 +55,12 @@ final class InodeTable: Sendable {
         state.withLock { $0.lookups[inode] ?? 0 }
     }
 
-    /// After a rename-over on the server, the moved inode now stands for the surviving
-    /// item; the replaced item's old inode is detached.
+    /// After a rename-over, or once a new file has its server id, the inode now stands for
+    /// that item; the replaced item's old inode is detached. The retired identifier keeps
+    /// leading to this inode, so a lookup that raced with the change (and still found the
+    /// old identifier) gets the inode that lives on, not a new one nothing will update.
     func rebind(_ inode: InodeNumber, to identifier: ItemIdentifier) {
         state.withLock { state in
-            if let old = state.identifiers[inode] { state.inodes[old] = nil }
             if let displaced = state.inodes[identifier], displaced != inode { state.identifiers[displaced] = nil }
             state.inodes[identifier] = inode
             state.identifiers[inode] = identifier

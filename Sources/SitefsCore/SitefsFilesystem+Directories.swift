@@ -27,7 +27,8 @@ extension SitefsFilesystem {
         // A fresh cached listing serves at once; otherwise pages come as the kernel reads.
         // The root always uses a full listing: site names are made unique over all sites.
         let cached: ItemCache.Listing?
-        if let folder { cached = cache.listing(of: folder) } else { cached = try listing(of: nil) }
+        // So does a folder with changes made here that the server does not have yet.
+        if let folder, !namespace.touches(folder) { cached = cache.listing(of: folder) } else { cached = try listing(of: folder) }
         if let cached {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }

@@ -1,29 +1,83 @@
 import Foundation
+import SitefsProvider
+import SitefsStore
 import SystemPackage
 
+/// Extended attributes: the document metadata the sites need and each file's sync state on
+/// every item (`user.sitefs.*`, read-only), and the daemon's controls on the mount root.
+/// Nothing else is stored: setting any other attribute fails with ENOTSUP rather than
+/// being silently dropped.
 extension SitefsFilesystem {
     /// On the mount root: the daemon's state as JSON, for `sitefs status` and `sitefs sync`.
     static let statusAttribute = "user.sitefs.status"
+    /// Setting it on the mount root re-queues failed uploads (`sitefs retry`).
+    static let retryAttribute = "user.sitefs.retry"
+    /// Setting it on the mount root sends what waits out the settle delay now (`sitefs sync`).
+    static let syncAttribute = "user.sitefs.sync"
+
+    /// Per item, in the order `listxattr` gives them.
+    static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
+                                 "user.sitefs.created_by", "user.sitefs.modified_by"]
 
     public func getExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) -> [UInt8] {
-        guard inode == .root, name == Self.statusAttribute else { throw .noData }
-        return Array(statusJSON().utf8)
+        if inode == .root {
+            guard name == Self.statusAttribute else { throw .noData }
+            return Array(statusJSON().utf8)
+        }
+        let item = try currentItem(try identifier(of: inode))
+        let value: String
+        switch name {
+        case "user.sitefs.state": value = syncState(of: item)
+        case "user.sitefs.id": value = item.identifier.isLocal ? "" : item.identifier.id
+        case "user.sitefs.version": value = item.version
+        case "user.sitefs.created_by": value = item.createdBy
+        case "user.sitefs.modified_by": value = item.modifiedBy
+        default: throw .noData
+        }
+        return Array(value.utf8)
     }
 
     public func listExtendedAttributes(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [String] {
-        inode == .root ? [Self.statusAttribute] : []
+        if inode == .root { return [Self.statusAttribute] }
+        _ = try identifier(of: inode)
+        return Self.itemAttributes
     }
 
-    /// Setting it on the mount root re-queues failed uploads (`sitefs retry`).
-    static let retryAttribute = "user.sitefs.retry"
-
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
-        guard inode == .root, name == Self.retryAttribute else { throw .notSupported }
-        uploader.retryFailed()
+        if inode == .root, name == Self.retryAttribute {
+            uploader.retryFailed()
+            return
+        }
+        if inode == .root, name == Self.syncAttribute {
+            uploader.expedite()
+            return
+        }
+        if Self.itemAttributes.contains(name) || name == Self.statusAttribute { throw .permissionDenied }  // read-only
+        throw .notSupported
     }
 
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
+        if Self.itemAttributes.contains(name) || name == Self.statusAttribute { throw .permissionDenied }
         throw .notSupported
+    }
+
+    /// synced, pending (saved or renamed here, waiting to be sent), uploading, conflict (a
+    /// copy this mount made because the server had moved on), failed, or local (a lock or
+    /// swap file that stays on this machine).
+    func syncState(of item: ProviderItem) -> String {
+        let identifier = item.identifier
+        if uploader.isFailed(identifier) { return "failed" }
+        if uploader.isInFlight(identifier) { return "uploading" }
+        if uploader.hasPendingWork(identifier) || uploader.pendingRename(of: identifier) != nil { return "pending" }
+        if let copy = copies.withLock({ $0[identifier] }) {
+            copy.condition.lock()
+            let dirty = copy.dirty
+            copy.condition.unlock()
+            if dirty { return "pending" }
+        }
+        if identifier.isLocal { return LocalOnlyNames.matches(item.name) ? "local" : "pending" }
+        if conflictCopies.withLock({ $0.contains(identifier) }) { return "conflict" }
+        return "synced"
     }
 
     /// What `sitefs status` shows.
@@ -54,5 +108,3 @@ extension SitefsFilesystem {
         return (try? String(decoding: encoder.encode(mountStatus), as: UTF8.self)) ?? "{}"
     }
 }
-
-import SitefsStore

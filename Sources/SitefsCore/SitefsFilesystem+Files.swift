@@ -10,11 +10,23 @@ import Glibc
 
 extension SitefsFilesystem {
     public func open(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
+        do {
+            return try openOnce(inode, flags: flags)
+        } catch .staleNFSFileHandle {
+            // A new file was created on the server meanwhile: once that is reported, open the
+            // server's item, which the inode now stands for.
+            guard let identifier = inodes.identifier(of: inode) else { throw .staleNFSFileHandle }
+            if identifier.isLocal { _ = uploader.waitUntilIdle(identifier, timeout: .seconds(5)) }
+            return try openOnce(inode, flags: flags)
+        }
+    }
+
+    private func openOnce(_ inode: InodeNumber, flags: Int32) throws(Errno) -> OpenReply {
         let item = try currentItem(try identifier(of: inode))
         guard item.kind == .file else { throw .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
         if writing && (!item.capabilities.contains(.write) || configuration.readOnly) { throw .permissionDenied }
-        if !writing, copies.withLock({ $0[item.identifier] }) == nil {
+        if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil {
             // Read-only and nothing local: ranged reads, pinned to this version.
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
@@ -24,21 +36,36 @@ extension SitefsFilesystem {
         return OpenReply(handle: handles.add(.local(copy, writable: writing)))
     }
 
+    /// A new file exists only here until it has been closed and left alone for the settle
+    /// delay: then its upload creates it on the server. Renamed over an existing file before
+    /// that, it becomes a new version of that file; deleted, it never reaches the server.
+    /// Works offline: the save is journaled like any other.
     public func create(parent: InodeNumber, name: FileName, mode: UInt32, flags: Int32, context: RequestContext) throws(Errno) -> (Entry, OpenReply) {
         let folder = try writableFolder(parent)
         let fileName = try serverName(name)
-        let empty = content.staging.appendingPathComponent("empty-\(UUID().uuidString)").path
-        guard FileManager.default.createFile(atPath: empty, contents: nil) else { throw .ioError }
-        defer { Glibc.unlink(empty) }
-        let item: ProviderItem
-        do {
-            item = try backend.createFile(named: fileName, in: folder.identifier, contentsOf: empty)
-        } catch {
-            namespaceCallFailed(error, in: folder.identifier)
-            throw handle(error, "create \(fileName)")
+        if let violation = ItemName.violation(of: fileName) {
+            logger.warning("create \(fileName.debugDescription): the server would refuse this name (\(violation))")
+            throw .invalidArgument
         }
+        if try listing(of: folder.identifier).identifier(named: fileName) != nil { throw .fileExists }
+        let now = Timestamp.now()
+        let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: fileName,
+                                kind: .file, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
+                                version: "", capabilities: ProviderItem.localFileCapabilities)
+        namespace.addCreated(item)
         cache.upsert(item)
-        let copy = try materialize(item, truncate: true, writer: true)
+        let copy: LocalCopy
+        do {
+            copy = try materialize(item, truncate: true, writer: true)
+        } catch {
+            namespace.removeCreated(item.identifier)
+            cache.remove(item.identifier)
+            throw error
+        }
+        // Saved on close even if nothing is written: `touch` makes an empty file.
+        copy.condition.lock()
+        copy.dirty = true
+        copy.condition.unlock()
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
         return (entry, OpenReply(handle: handles.add(.local(copy, writable: true))))
@@ -106,7 +133,7 @@ extension SitefsFilesystem {
         if truncate {
             guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
             copy.dirty = true
-        } else if wasUnused && !copy.dirty && uploader.isIdle(item.identifier) {
+        } else if wasUnused && !copy.dirty && !item.identifier.isLocal && uploader.isIdle(item.identifier) {
             // A clean copy left from an earlier open: revalidate (usually a 304) before use.
             try revalidate(copy, against: item)
         }
@@ -119,6 +146,23 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
+        if item.identifier.isLocal {
+            // Not on the server: after a restart its content is the last save in the journal.
+            if let staged = uploader.latestSave(of: item.identifier)?.stagedPath {
+                guard ContentDirectory.copyFile(from: staged, to: descriptor) else {
+                    close(descriptor)
+                    Glibc.unlink(path)
+                    logger.error("cannot restore \(item.name) from \(staged): \(ContentDirectory.lastError)")
+                    return .failure(.ioError)
+                }
+            } else if namespace.created(item.identifier) == nil || item.size > 0 {
+                // Its upload finished meanwhile: the caller retries with the server's item.
+                close(descriptor)
+                Glibc.unlink(path)
+                return .failure(.staleNFSFileHandle)
+            }
+            return .success((descriptor, ""))
+        }
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: nil,
                                                    into: .file(descriptor: descriptor, offset: 0))
@@ -227,13 +271,17 @@ extension SitefsFilesystem {
         copy.condition.lock()
         defer { copy.condition.unlock() }
         guard copy.dirty, !copy.unlinked else { return }
+        let known = cache.item(copy.identifier)
+        if copy.identifier.isLocal, let known, LocalOnlyNames.matches(known.name) {
+            copy.dirty = false  // a lock or swap file: its content lives in the local copy only
+            return
+        }
         let staged: String
         do {
             staged = try content.stage(from: copy.descriptor)
         } catch {
             throw handle(error, "stage \(copy.identifier)")
         }
-        let known = cache.item(copy.identifier)
         do {
             try uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: known?.name ?? copy.identifier.description,
                                               parent: known?.parent, stagedPath: staged, size: copy.size() ?? 0,
@@ -265,7 +313,9 @@ extension SitefsFilesystem {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
-            guard copy.handles == 0, !copy.dirty, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy else { return }
+            guard copy.handles == 0, !copy.dirty, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy,
+                  !copy.identifier.isLocal || copy.unlinked  // a file only here: the copy is its content
+            else { return }
             copies[copy.identifier] = nil
             copy.closeAndDelete()
         }
@@ -277,21 +327,26 @@ extension SitefsFilesystem {
         let job = outcome.job
         switch outcome {
         case .uploaded(_, let item):
-            cache.upsert(item)
+            cache.upsert(namespace.view(item))
             if let copy = copies.withLock({ $0[job.identifier] }) {
                 copy.condition.lock()
                 if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
         case .conflicted(_, let original, let conflictCopy):
-            if let original { cache.upsert(original) }
+            if let original { cache.upsert(namespace.view(original)) }
             cache.upsert(conflictCopy)
-        case .recreated(_, let item):
-            // The edit lives on under a new id: the open file and its inode follow it.
-            cache.remove(job.identifier)
-            cache.upsert(item)
+            conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
+        case .recreated(_, let item), .created(_, let item):
+            // The edit lives on under a server id: the open file and its inode follow it. The
+            // new entry goes in before the old one goes, so a lookup meanwhile finds one.
+            let shown = cache.item(job.identifier)
             if let inode = inodes.existingInode(for: job.identifier) { inodes.rebind(inode, to: item.identifier) }
             rekeyCopy(from: job.identifier, to: item)
+            cache.upsert(namespace.view(item))
+            namespace.removeCreated(job.identifier)
+            cache.remove(job.identifier)
+            if let shown, shown.name != item.name { invalidateEntry(in: shown.parent, named: shown.name) }
         case .failed:
             break  // the snapshot stays in the journal for `sitefs retry`
         }
@@ -348,8 +403,10 @@ extension SitefsFilesystem {
             copy.condition.lock()
             // With a save not yet staged, the time goes with it; with one queued or in flight,
             // it is applied after that upload (which would otherwise set the server's time).
-            let pending = copy.dirty || uploader.applyModified(timestamp, to: item.identifier)
-            if copy.dirty { copy.pendingModified = timestamp }
+            // A file only here keeps it on its copy until its first upload.
+            let local = item.identifier.isLocal
+            let pending = copy.dirty || uploader.applyModified(timestamp, to: item.identifier) || local
+            if copy.dirty || local { copy.pendingModified = timestamp }
             if pending {
                 var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),
                              timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds))]

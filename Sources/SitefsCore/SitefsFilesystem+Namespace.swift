@@ -1,11 +1,25 @@
+import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import SystemPackage
 
+/// mkdir, unlink, rmdir and rename.
+///
+/// Files created here and renames of server files are local first (see LocalNamespace):
+/// they reach the server through the uploader's queue after the settle delay, which is what
+/// lets an editor's save sequence fold into one new version of the original document:
+/// - temp file + rename over the original (LibreOffice, gedit, `sed -i`): the new file's
+///   content becomes a new version of the original item (`adopt`);
+/// - rename the original away, write a new file under its name, delete the renamed
+///   original (vim): the same, when the renamed original is deleted.
+/// Changes that must be made on the server at once (mkdir, rmdir, deleting a server file,
+/// renaming a folder, renaming over a server file) first wait for the renames queued before
+/// them, so the server sees changes in the order they were made.
 extension SitefsFilesystem {
     public func makeDirectory(parent: InodeNumber, name: FileName, mode: UInt32, context: RequestContext) throws(Errno) -> Entry {
         let folder = try writableFolder(parent)
         let folderName = try serverName(name)
+        if try listing(of: folder.identifier).identifier(named: folderName) != nil { throw .fileExists }
         do {
             let item = try backend.createFolder(named: folderName, in: folder.identifier)
             cache.upsert(item)
@@ -20,38 +34,81 @@ extension SitefsFilesystem {
     }
 
     public func unlink(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
-        _ = try writableFolder(parent)
+        let folder = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .file else { throw .isDirectory }
-        try delete(item)
+        if item.identifier.isLocal {
+            try discard(item, in: parent)
+            return
+        }
+        if let rename = uploader.pendingRename(of: item.identifier),
+           let successor = namespace.created(named: rename.serverName, in: rename.serverParent),
+           try adoptAsSuccessor(successor, of: item, undoing: rename) {
+            return  // vim's save: the new file became a new version of the original
+        }
+        try deleteOnServer(item, in: folder)
     }
 
     public func removeDirectory(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
-        _ = try writableFolder(parent)
+        let folder = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .folder else { throw item.kind == .site ? .permissionDenied : .notDirectory }
         guard try listing(of: item.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
-        try delete(item)
+        try deleteOnServer(item, in: folder)
     }
 
-    private func delete(_ item: ProviderItem) throws(Errno) {
+    /// Deletes a server item at once, after the renames queued before (a file moved out of a
+    /// folder must leave it on the server before the folder goes).
+    private func deleteOnServer(_ item: ProviderItem, in folder: ProviderItem) throws(Errno) {
         guard item.capabilities.contains(.delete) else { throw .permissionDenied }
+        try flushRenames(before: "delete \(item.name)")
         do {
             try backend.delete(item.identifier, baseVersion: nil)
         } catch ProviderError.notFound {
             // Already gone: the outcome the caller wanted.
         } catch {
-            if let parent = item.parent { namespaceCallFailed(error, in: parent) }
+            namespaceCallFailed(error, in: folder.identifier)
             throw handle(error, "delete \(item.name)", dropping: item.identifier)
         }
-        cache.remove(item.identifier)
-        uploader.cancel(item.identifier)
-        if let copy = copies.withLock({ $0[item.identifier] }) {
+        forgetDeleted(item.identifier)
+    }
+
+    /// Removes a deleted file from the cache and stops its saves; an open copy is kept for
+    /// its handles, but nothing more is uploaded from it.
+    private func forgetDeleted(_ identifier: ItemIdentifier) {
+        cache.remove(identifier)
+        namespace.removeCreated(identifier)
+        namespace.setMoved(identifier, to: nil)
+        uploader.cancel(identifier)
+        if let copy = copies.withLock({ $0[identifier] }) {
             copy.condition.lock()
             copy.unlinked = true
             copy.dirty = false
             copy.condition.unlock()
             cleanUpIfDone(copy)
+        }
+    }
+
+    /// Deletes a file that exists only here: it never reaches the server. If its upload has
+    /// started, that is waited for and the file deleted on the server instead.
+    private func discard(_ item: ProviderItem, in parent: InodeNumber) throws(Errno) {
+        if uploader.isInFlight(item.identifier) {
+            guard uploader.waitUntilIdle(item.identifier, timeout: configuration.uploadWaitForRename) else {
+                logger.warning("delete \(item.name): its upload is still in flight")
+                throw .ioError
+            }
+            let now = try child(named: item.name, of: parent)
+            guard !now.identifier.isLocal else { throw .ioError }
+            try deleteOnServer(now, in: try writableFolder(parent))
+            return
+        }
+        forgetDeleted(item.identifier)
+    }
+
+    private func flushRenames(before operation: @autoclosure () -> String) throws(Errno) {
+        guard uploader.flushRenames(timeout: configuration.namespaceWait) else {
+            logger.error("\(operation()): renames made before it could not be sent to the server; try again when it is reachable")
+            throw .ioError
         }
     }
 
@@ -61,27 +118,96 @@ extension SitefsFilesystem {
         guard flags & renameExchange == 0 else { throw .invalidArgument }
         let from = try writableFolder(parent)
         let to = try writableFolder(newParent)
-        let source = try child(named: try serverName(name), of: parent)
+        var source = try child(named: try serverName(name), of: parent)
         let targetName = try serverName(newName)
         guard source.capabilities.contains(.rename) else { throw .permissionDenied }
         guard from.identifier.site == to.identifier.site else { throw .improperLink }  // EXDEV: mv copies instead
+        if ItemName.violation(of: targetName) != nil { throw .invalidArgument }
 
-        let existing = try listing(of: to.identifier).identifier(named: targetName)
-        if existing == source.identifier { return }
-        var replace = false
-        if let existing {
+        if source.identifier.isLocal, uploader.isInFlight(source.identifier) {
+            // Being created on the server right now: rename what that creates.
+            guard uploader.waitUntilIdle(source.identifier, timeout: configuration.uploadWaitForRename) else { throw .ioError }
+            source = try child(named: source.name, of: parent)
+        }
+        var target: ProviderItem?
+        if let existing = try listing(of: to.identifier).identifier(named: targetName) {
+            if existing == source.identifier { return }
             guard flags & renameNoReplace == 0 else { throw .fileExists }
-            let target = try currentItem(existing)
-            switch (source.kind, target.kind) {
+            target = try currentItem(existing)
+        }
+        if let replaced = target {
+            switch (source.kind, replaced.kind) {
             case (.file, .file):
-                replace = true
+                if replaced.identifier.isLocal {
+                    try discard(replaced, in: newParent)  // a file only here is simply replaced
+                    target = nil
+                } else if source.identifier.isLocal, try adopt(source, into: replaced) {
+                    return  // a temp file saved over the original: one new version of it
+                }
             case (.folder, .folder):
-                // POSIX: a directory may replace an empty one.
-                guard try listing(of: target.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
-                try delete(target)
+                break
             case (.folder, _): throw .notDirectory
             default: throw .isDirectory
             }
+        }
+        if source.kind == .file, target == nil {
+            if source.identifier.isLocal {
+                moveLocal(source, to: to.identifier, named: targetName)
+            } else {
+                try queueRename(source, to: to.identifier, named: targetName)
+            }
+            return
+        }
+        try renameOnServer(source, from: from, to: to, named: targetName, replacing: target)
+    }
+
+    /// A file only here changes name: it will be created under the new one.
+    private func moveLocal(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) {
+        var moved = item
+        moved.parent = folder
+        moved.name = name
+        namespace.addCreated(moved)
+        cache.upsert(moved)
+        _ = uploader.retarget(item.identifier, name: name, parent: folder)
+        // A lock or temp name given a real one: from now on it is a document to upload.
+        if LocalOnlyNames.matches(item.name), !LocalOnlyNames.matches(name),
+           let copy = copies.withLock({ $0[item.identifier] }) {
+            copy.condition.lock()
+            copy.dirty = true
+            copy.condition.unlock()
+            try? save(copy)
+        }
+    }
+
+    /// A server file's rename is shown at once and sent after the settle delay.
+    private func queueRename(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) throws(Errno) {
+        guard let currentParent = item.parent else { throw .permissionDenied }
+        let pending = uploader.pendingRename(of: item.identifier)
+        let rename = Uploader.RenameJob(identifier: item.identifier, name: name, parent: folder,
+                                        serverName: pending?.serverName ?? item.name,
+                                        serverParent: pending?.serverParent ?? currentParent)
+        do {
+            try uploader.enqueueRename(rename)
+        } catch {
+            logger.error("cannot record the rename of \(item.name) in the journal: \(error)")
+            throw .ioError
+        }
+        let back = name == rename.serverName && folder == rename.serverParent
+        namespace.setMoved(item.identifier, to: back ? nil : (folder, name))
+        var moved = item
+        moved.parent = folder
+        moved.name = name
+        cache.upsert(moved)
+    }
+
+    /// Folders, and files renamed over a server file: made on the server at once.
+    private func renameOnServer(_ source: ProviderItem, from: ProviderItem, to: ProviderItem, named targetName: String,
+                                replacing target: ProviderItem?) throws(Errno) {
+        try flushRenames(before: "rename \(source.name)")
+        if let target, target.kind == .folder {
+            // POSIX: a directory may replace an empty one.
+            guard try listing(of: target.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
+            try deleteOnServer(target, in: to)
         }
         // The content being renamed must be on the server first: a save queued for the
         // source would otherwise land on an item the rename just replaced.
@@ -89,21 +215,23 @@ extension SitefsFilesystem {
             logger.warning("rename \(source.name): its upload is still pending")
             throw .ioError
         }
-        let changes = ItemChanges(name: targetName == source.name ? nil : targetName,
-                                  parent: to.identifier == from.identifier ? nil : to.identifier,
+        let current = try currentItem(source.identifier)  // its upload may have changed it
+        let replace = target?.kind == .file
+        let changes = ItemChanges(name: targetName == current.name ? nil : targetName,
+                                  parent: to.identifier == current.parent ? nil : to.identifier,
                                   replaceExisting: replace)
         let result: ProviderItem
         do {
-            result = try backend.update(source.identifier, changes, baseVersion: nil)
+            result = try backend.update(current.identifier, changes, baseVersion: nil)
         } catch {
             namespaceCallFailed(error, in: from.identifier, to.identifier)
-            throw handle(error, "rename \(source.name) to \(targetName)", dropping: source.identifier)
+            throw handle(error, "rename \(source.name) to \(targetName)", dropping: current.identifier)
         }
-        if result.identifier != source.identifier {
+        if result.identifier != current.identifier {
             // Rename-over: the destination's id survived with the source's content.
-            cache.remove(source.identifier)
-            if let sourceInode = inodes.existingInode(for: source.identifier) { inodes.rebind(sourceInode, to: result.identifier) }
-            rekeyCopy(from: source.identifier, to: result)
+            cache.remove(current.identifier)
+            if let sourceInode = inodes.existingInode(for: current.identifier) { inodes.rebind(sourceInode, to: result.identifier) }
+            rekeyCopy(from: current.identifier, to: result)
         }
         cache.upsert(result)
     }

@@ -25,6 +25,12 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let handles = HandleTable()
     let content: ContentDirectory
     let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
+    /// Files created and renames made here that the server does not have yet.
+    let namespace = LocalNamespace()
+    /// Conflict copies made by this mount (their `user.sitefs.state` is "conflict").
+    let conflictCopies = Mutex<Set<ItemIdentifier>>([])
+    /// The signed-in user (conflict copies' names, new files' creator).
+    let userName: String
     private(set) var uploader: Uploader!
     let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
     let startedAt = AttributeMapping.timespec(.now())
@@ -38,21 +44,45 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.backend = backend
         self.configuration = configuration
         self.logger = logger
+        self.userName = userName
         content = try ContentDirectory(cacheDirectory: cacheDirectory)  // creates the cache directory
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata)
         // Resumes saves an earlier run of this cache dir did not finish.
         uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
-                                parallelism: uploadParallelism, userName: userName, logger: logger) { [weak self] outcome in
+                                parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay, userName: userName,
+                                logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
+        uploader.onRenameOutcome = { [weak self] outcome in self?.renameFinished(outcome) }
         content.removeLeftovers(keeping: uploader.stagedPaths)
+        restorePendingNamespace()
+        uploader.start(parallelism: uploadParallelism)
+    }
+
+    /// After a restart: files created and renames made before it, still in the journal, are
+    /// shown again where the user left them.
+    private func restorePendingNamespace() {
+        for job in uploader.pendingCreations {
+            guard let parent = job.parent else { continue }
+            let now = Timestamp.now()
+            let item = ProviderItem(identifier: job.identifier, parent: parent, name: job.name, kind: .file, size: job.size,
+                                    created: now, modified: job.modified ?? now, createdBy: userName, modifiedBy: userName,
+                                    version: "", capabilities: ProviderItem.localFileCapabilities)
+            namespace.addCreated(item)
+            cache.upsert(item)
+        }
+        for rename in uploader.pendingRenames {
+            namespace.setMoved(rename.identifier, to: (rename.parent, rename.name))
+            if let known = cache.item(rename.identifier) { cache.upsert(namespace.view(known)) }
+        }
     }
 
     /// Upload state for `sitefs status` / `sitefs sync`.
     public var uploadStatus: Uploader.Status { uploader.status }
 
-    /// Blocks until every save reached the server, or the timeout passed.
+    /// Blocks until every save and rename reached the server, or the timeout passed (what
+    /// waits out the settle delay is sent at once).
     public func waitForUploads(timeout: Duration) -> Bool { uploader.waitUntilIdle(timeout: timeout) }
 
     // MARK: Resolving inodes and names
@@ -72,9 +102,14 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// The current metadata of an item: cached while fresh, else from the server.
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
+        if identifier.isLocal {
+            // Only this mount knows it (until its upload creates it on the server).
+            guard let item = namespace.created(identifier) ?? cache.item(identifier) else { throw .noSuchFileOrDirectory }
+            return item
+        }
         if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
         do throws(ProviderError) {
-            let item = try backend.item(identifier)
+            let item = namespace.view(try backend.item(identifier))
             cache.upsert(item)
             return item
         } catch where error.isTransient {
@@ -110,6 +145,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             token = page.next
         } while token != nil
         if folder == nil { names = SiteNames.unique(names, identifiers) }
+        if let folder { (names, identifiers) = namespace.complete(names: names, identifiers: identifiers, of: folder) }
         let listing = ItemCache.Listing(names: names, identifiers: identifiers)
         cache.storeListing(listing, of: key)
         return listing
@@ -124,8 +160,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             } else {
                 page = try backend.sites(after: token, limit: configuration.pageSize)
             }
-            cache.store(page.items)
-            return (page.items.map(\.name), page.items.map(\.identifier), page.next)
+            let items = namespace.view(page: page.items, of: folder)
+            cache.store(items)
+            return (items.map(\.name), items.map(\.identifier), page.next)
         } catch {
             throw handle(error, "list \(folder?.description ?? "sites")", dropping: folder)
         }
@@ -153,7 +190,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
             defer { copy.condition.unlock() }
-            if case .ready = copy.state, copy.dirty || copy.writers > 0 || uploader.hasPendingWork(item.identifier) {
+            if case .ready = copy.state,
+               copy.dirty || copy.writers > 0 || item.identifier.isLocal || uploader.hasPendingWork(item.identifier) {
                 return AttributeMapping.attributes(inode: inode, item: item, size: copy.size(), modified: copy.modificationTime(),
                                                    configuration: configuration)
             }

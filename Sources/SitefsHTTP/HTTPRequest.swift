@@ -26,6 +26,8 @@ public struct HTTPRequest: Sendable {
     /// Whether the client's overall timeout applies. Large transfers turn it off and rely on
     /// the low-speed limit to catch a stall, since no fixed deadline fits every file size.
     public var appliesOverallTimeout: Bool
+    /// Told how many bytes of the body have been handed to libcurl so far (for progress).
+    public var onBodyProgress: (@Sendable (Int64) -> Void)?
 
     public init(
         method: HTTPMethod, path: String, headers: [(String, String)] = [], body: Body = .none,

@@ -20,6 +20,7 @@ struct Transfer {
         case .bytes(let bytes): upload = UploadSource(bytes: bytes)
         case .file(let path): upload = try UploadSource(filePath: path)
         }
+        upload?.onProgress = request.onBodyProgress
         let headerList = try HeaderList(for: request, sendsBody: upload != nil)
         let context = TransferContext(receiver: try BodyReceiver(sink: sink), upload: upload)
 

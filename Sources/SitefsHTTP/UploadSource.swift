@@ -12,7 +12,11 @@ final class UploadSource {
 
     private let storage: Storage
     let size: Int64
-    private var position: Int64 = 0
+    private var position: Int64 = 0 {
+        didSet { onProgress?(position) }
+    }
+    /// Told the read position after each piece (bytes handed to libcurl).
+    var onProgress: (@Sendable (Int64) -> Void)?
 
     init(bytes: [UInt8]) {
         storage = .bytes(bytes)

@@ -22,11 +22,14 @@ extension HTTPDocumentBackend {
 
     /// A JSON call: success statuses decode `T`, anything else becomes a `ProviderError`.
     func json<T: Decodable>(_ type: T.Type, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                            body: HTTPRequest.Body = .none, json: Bool = false, large: Bool = false) throws(ProviderError) -> T {
+                            body: HTTPRequest.Body = .none, json: Bool = false, large: Bool = false,
+                            progress: TransferProgress? = nil) throws(ProviderError) -> T {
         var headers = headers
         if json { headers.append(("Content-Type", "application/json")) }
         if case .file = body { headers.append(("Content-Type", "application/octet-stream")) }
-        let response = try send(HTTPRequest(method: method, path: path, headers: headers, body: body, appliesOverallTimeout: !large))
+        var request = HTTPRequest(method: method, path: path, headers: headers, body: body, appliesOverallTimeout: !large)
+        if let progress { request.onBodyProgress = { progress.update(sent: $0) } }
+        let response = try send(request)
         guard response.isSuccess else { throw Self.error(for: response) }
         do {
             return try JSONDecoder().decode(T.self, from: Data(response.body))

@@ -66,15 +66,18 @@ public final class HTTPDocumentBackend: DocumentBackend {
         return try checked(try json(Item.self, .post, Self.itemPath(parent, "children"), body: .bytes(body), json: true), parent: parent)
     }
 
-    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+                           progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let target = Self.itemPath(parent, "children") + Self.query(["name": name])
-        return try checked(try json(Item.self, .post, target, body: .file(path: path), large: true), parent: parent)
+        return try checked(try json(Item.self, .post, target, body: .file(path: path), large: true, progress: progress), parent: parent)
     }
 
-    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+                              progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
         return try checked(
-            try json(Item.self, .put, Self.itemPath(file, "content"), headers: headers, body: .file(path: path), large: true),
+            try json(Item.self, .put, Self.itemPath(file, "content"), headers: headers, body: .file(path: path), large: true,
+                     progress: progress),
             expected: file)
     }
 

@@ -10,6 +10,9 @@ enum ResponseValidation {
             throw .invalidResponse("item \(item.id) has an unusable name (\(violation)): \(item.name.debugDescription.prefix(80))")
         }
         guard !item.id.isEmpty, !item.siteID.isEmpty else { throw .invalidResponse("item without id or site_id") }
+        for id in [item.id, item.siteID, item.parentID ?? ""] where id.hasPrefix(ItemIdentifier.localPrefix) {
+            throw .invalidResponse("item id \(id.prefix(80)) uses the prefix reserved for files not uploaded yet")
+        }
         guard item.size >= 0 else { throw .invalidResponse("item \(item.id) has a negative size \(item.size)") }
         let kind: ProviderItem.Kind
         switch item.kind {

@@ -16,10 +16,13 @@ public protocol DocumentBackend: Sendable {
                       into sink: ContentSink) throws(ProviderError) -> FetchOutcome
 
     func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem
-    /// Creates a file with the content of a local file (streamed, never whole in memory).
-    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem
+    /// Creates a file with the content of a local file (streamed, never whole in memory);
+    /// `progress`, when given, follows the bytes sent.
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+                    progress: TransferProgress?) throws(ProviderError) -> ProviderItem
     /// Uploads a new version, conditional on `baseVersion` when given (412 -> versionMismatch).
-    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+                       progress: TransferProgress?) throws(ProviderError) -> ProviderItem
     /// Rename, move within the site, set mtime, or rename over an existing file (`replace`).
     func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem
     func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError)
@@ -54,4 +57,14 @@ public enum FetchOutcome: Sendable {
     case notModified
     /// `bytes` is set for a memory sink. `totalSize` is the whole content's size.
     case fetched(version: String, totalSize: Int64, bytes: [UInt8]?)
+}
+
+extension DocumentBackend {
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        try createFile(named: name, in: parent, contentsOf: path, progress: nil)
+    }
+
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+        try modifyContent(of: file, baseVersion: baseVersion, contentsOf: path, progress: nil)
+    }
 }

@@ -38,6 +38,9 @@ public struct ProviderItem: Sendable, Equatable {
         self.capabilities = capabilities
     }
 
+    /// What a file created on the mount may do before the server has it.
+    public static let localFileCapabilities: Set<Capability> = [.read, .write, .rename, .delete]
+
     public var isWritable: Bool {
         kind == .file ? capabilities.contains(.write) : capabilities.contains(.addChildren)
     }

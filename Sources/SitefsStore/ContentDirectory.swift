@@ -35,24 +35,49 @@ public struct ContentDirectory: Sendable {
         let target = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard target >= 0 else { throw .localIO("create \(path): \(Self.lastError)") }
         defer { close(target) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while true {
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { unlink(path); throw .localIO("read local copy: \(Self.lastError)") }
-            if count == 0 { break }
-            var written = 0
-            while written < count {
-                let result = buffer.withUnsafeBytes { write(target, $0.baseAddress! + written, count - written) }
-                if result < 0 && errno == EINTR { continue }
-                guard result > 0 else { unlink(path); throw .localIO("write \(path): \(Self.lastError)") }
-                written += result
-            }
-            offset += Int64(count)
-        }
+        guard Self.copyAll(from: descriptor, to: target) else { unlink(path); throw .localIO("copy to \(path): \(Self.lastError)") }
         guard fsync(target) == 0 else { unlink(path); throw .localIO("fsync \(path): \(Self.lastError)") }
         return path
+    }
+
+    /// Fills `descriptor` (from offset 0) with the content of the file at `path`.
+    public static func copyFile(from path: String, to descriptor: Int32) -> Bool {
+        let source = open(path, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { return false }
+        defer { close(source) }
+        return copyAll(from: source, to: descriptor)
+    }
+
+    /// Copies everything from `source` (read from offset 0) to `target` (written from
+    /// offset 0): in the kernel with copy_file_range where the filesystem can, else through
+    /// a buffer.
+    static func copyAll(from source: Int32, to target: Int32) -> Bool {
+        var inOffset: Int64 = 0, outOffset: Int64 = 0
+        while true {
+            guard let copyRange = copyFileRange else { break }
+            let count = copyRange(source, &inOffset, target, &outOffset, 1 << 30, 0)
+            if count > 0 { continue }
+            if count == 0 { return true }
+            if errno == EINTR { continue }
+            if errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP { break }
+            return false
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, off_t(inOffset)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return false }
+            if count == 0 { return true }
+            var written = 0
+            while written < count {
+                let result = buffer.withUnsafeBytes { pwrite(target, $0.baseAddress! + written, count - written, off_t(outOffset) + off_t(written)) }
+                if result < 0 && errno == EINTR { continue }
+                guard result > 0 else { return false }
+                written += result
+            }
+            inOffset += Int64(count)
+            outOffset += Int64(written)
+        }
     }
 
     /// Removes staging files nothing refers to (a crash between snapshot and journal
@@ -67,6 +92,12 @@ public struct ContentDirectory: Sendable {
             unlink(content.appendingPathComponent(name).path)
         }
     }
+
+    /// glibc's copy_file_range(2) (not in Swift's Glibc module); nil where it is missing.
+    private static let copyFileRange: (@convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int).self)
+    }()
 
     public static var lastError: String { String(cString: strerror(errno)) }
 

@@ -79,7 +79,7 @@ public final class ItemCache: Sendable {
         state.withLock { state in
             for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
         }
-        persistence?.save(items)
+        persistence?.save(items.filter { !$0.identifier.isLocal })
     }
 
     /// A listing still within `maxAge` (or any age, for browsing while offline).
@@ -92,7 +92,13 @@ public final class ItemCache: Sendable {
 
     public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {
         state.withLock { $0.listings[folder] = listing }
-        persistence?.saveListing(listing, of: folder)
+        // Files only this mount has are restored from the upload journal, not from here.
+        var serverOnly = listing
+        if listing.identifiers.contains(where: \.isLocal) {
+            let kept = listing.identifiers.indices.filter { !listing.identifiers[$0].isLocal }
+            serverOnly = Listing(names: kept.map { listing.names[$0] }, identifiers: kept.map { listing.identifiers[$0] })
+        }
+        persistence?.saveListing(serverOnly, of: folder)
     }
 
     /// Forgets a folder's listing (and its items' freshness) after an operation whose outcome
@@ -111,6 +117,7 @@ public final class ItemCache: Sendable {
     @discardableResult
     public func upsert(_ item: ProviderItem) -> (parent: ItemIdentifier, name: String)? {
         let now = ContinuousClock.now
+        let persistence = item.identifier.isLocal ? nil : self.persistence
         persistence?.save([item])
         return state.withLock { state in
             let previous = state.items[item.identifier]?.item

@@ -12,9 +12,11 @@ extension Uploader {
     /// then the wanted modification time is applied, and `finish` runs under the lock
     /// together with the last check for a time set meanwhile, so none is lost.
     func attempt(_ job: Job) -> Outcome {
+        if job.createsFile { return applyingModificationTime(create(job)) }
+        let progress = progressCounter(for: job)
         var outcome: Outcome
         switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath)
+            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath, progress: progress)
         }) {
         case .success(let item):
             logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
@@ -32,8 +34,63 @@ extension Uploader {
         return applyingModificationTime(outcome)
     }
 
-    /// Runs `call`, retrying transient failures with backoff from 250 ms to 30 s.
+    private func progressCounter(for job: Job) -> TransferProgress? {
+        condition.lock()
+        defer { condition.unlock() }
+        return sent[job.identifier]
+    }
+
+    /// A file made on the mount reaches the server for the first time. Its name may have been
+    /// taken on the server meanwhile: unless that is our own earlier attempt (a lost answer,
+    /// recognised by content), the file is created under a conflict name, never over it.
+    private func create(_ job: Job) -> Outcome {
+        guard let parent = job.parent else { return .failed(job, .invalidName("a new file without a folder")) }
+        let progress = progressCounter(for: job)
+        var name = job.name
+        for attempt in 0..<2 {
+            switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath, progress: progress)
+            }) {
+            case .success(let item):
+                logger.info("created \(item.name) (\(job.size) bytes, version \(item.version))")
+                return .created(job, item)
+            case .failure(.nameTaken) where attempt == 0:
+                if let ours = existingCopy(of: job, named: name, in: parent) {
+                    logger.info("created \(ours.name) (confirmed after a lost response)")
+                    return .created(job, ours)
+                }
+                name = ConflictName.make(for: job.name, user: userName, at: Date())
+                logger.warning("\(job.name) exists on the server already; the new file is saved as \(name)")
+            case .failure(let error):
+                if case .unreachable = error {} else { logger.error("creating \(job.name) failed; kept in \(job.stagedPath): \(error)") }
+                return .failed(job, error)
+            }
+        }
+        return .failed(job, .nameTaken(name))
+    }
+
+    /// The item named `name` in `parent` if it holds exactly the job's content.
+    private func existingCopy(of job: Job, named name: String, in parent: ItemIdentifier) -> ProviderItem? {
+        var token: PageToken?
+        repeat {
+            guard let page = try? backend.children(of: parent, after: token, limit: 500) else { return nil }
+            if let item = page.items.first(where: { $0.name == name }) {
+                return item.kind == .file && item.size == job.size && serverHolds(job, item: item.identifier, version: item.version)
+                    ? item : nil
+            }
+            token = page.next
+        } while token != nil
+        return nil
+    }
+
     private func retrying(_ job: Job, _ call: () throws(ProviderError) -> ProviderItem) -> Result<ProviderItem, ProviderError> {
+        retrying("upload of \(job.name)", giveUp: { supersededOrStopping(job) }, call)
+    }
+
+    /// Runs `call`, retrying transient failures with backoff from 250 ms to 30 s until it
+    /// works, fails for good, or `giveUp` says the attempt is moot.
+    func retrying(_ what: @autoclosure () -> String, giveUp: () -> Bool,
+                  _ call: () throws(ProviderError) -> ProviderItem) -> Result<ProviderItem, ProviderError> {
         var delay: Duration = .milliseconds(250)
         while true {
             do {
@@ -44,11 +101,11 @@ extension Uploader {
                 let waitForSignIn: Bool
                 if case .notAuthenticated = error { waitForSignIn = true } else { waitForSignIn = false }
                 guard error.isTransient || waitForSignIn else { return .failure(error) }
-                if supersededOrStopping(job) { return .failure(error) }
+                if giveUp() { return .failure(error) }
                 if waitForSignIn {
                     if setSignInRequired(true) { logger.error("uploads wait for a new sign-in: run `sitefs login`") }
                 } else {
-                    logger.warning("upload of \(job.name) will be retried in \(delay): \(error)")
+                    logger.warning("\(what()) will be retried in \(delay): \(error)")
                 }
                 // A server that said when to come back (429/503 Retry-After) is taken at its word.
                 Thread.sleep(forTimeInterval: max(delay.seconds, error.retryAfter ?? 0))
@@ -76,7 +133,7 @@ extension Uploader {
         let current = current ?? (try? backend.item(job.identifier))
         // A retried upload whose first attempt did reach the server (the answer was lost)
         // finds its own content there: that is success, not a conflict.
-        if let current, current.size == job.size, serverHolds(job, version: current.version) {
+        if let current, current.size == job.size, serverHolds(job, item: job.identifier, version: current.version) {
             logger.info("uploaded \(job.name) (confirmed after a lost response, version \(current.version))")
             return .uploaded(job, current)
         }
@@ -96,7 +153,7 @@ extension Uploader {
     }
 
     /// True when the server's `version` has exactly the bytes of the job's snapshot.
-    private func serverHolds(_ job: Job, version: String) -> Bool {
+    private func serverHolds(_ job: Job, item: ItemIdentifier, version: String) -> Bool {
         let path = job.stagedPath + ".compare"
         let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return false }
@@ -104,7 +161,7 @@ extension Uploader {
             close(descriptor)
             unlink(path)
         }
-        guard (try? backend.fetchContent(of: job.identifier, version: version, range: nil, ifNoneMatch: nil,
+        guard (try? backend.fetchContent(of: item, version: version, range: nil, ifNoneMatch: nil,
                                          into: .file(descriptor: descriptor, offset: 0))) != nil
         else { return false }
         return FileComparison.sameBytes(job.stagedPath, path)
@@ -155,7 +212,7 @@ extension Uploader.Outcome {
     /// The item the edit now lives in, if it reached the server.
     public var item: ProviderItem? {
         switch self {
-        case .uploaded(_, let item), .recreated(_, let item): return item
+        case .uploaded(_, let item), .created(_, let item), .recreated(_, let item): return item
         case .conflicted(_, _, let copy): return copy
         case .failed: return nil
         }
@@ -165,6 +222,7 @@ extension Uploader.Outcome {
         switch self {
         case .uploaded(let job, _): return .uploaded(job, item)
         case .recreated(let job, _): return .recreated(job, item)
+        case .created(let job, _): return .created(job, item)
         case .conflicted(let job, let original, _): return .conflicted(job, original: original, copy: item)
         case .failed: return self
         }

@@ -4,10 +4,13 @@ import SitefsProvider
 extension Uploader {
     /// One saved snapshot of a file waiting to reach the server.
     public struct Job: Sendable {
+        /// A local identifier (`ItemIdentifier.isLocal`) means the file is new: the upload
+        /// creates it, in `parent` under `name`.
         public var identifier: ItemIdentifier
-        /// For status lines and for re-creating the file if it was deleted on the server.
+        /// For status lines, for creating a new file and for re-creating one that was deleted
+        /// on the server.
         public var name: String
-        /// The folder it was in when saved (re-creation and conflict copies go there).
+        /// The folder it was in when saved (creation, re-creation and conflict copies go there).
         public var parent: ItemIdentifier?
         public var stagedPath: String
         public var size: Int64
@@ -15,6 +18,10 @@ extension Uploader {
         public var baseVersion: String?
         /// Applied after the upload (the server sets its own time on upload).
         public var modified: Timestamp?
+        /// Not uploaded before this (the settle delay): a save that is replaced, renamed over
+        /// an existing file or deleted within it never costs an upload. Not persisted: a save
+        /// resumed from the journal is due at once.
+        var notBefore: ContinuousClock.Instant = .now
 
         public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
                     baseVersion: String?, modified: Timestamp?) {
@@ -26,11 +33,42 @@ extension Uploader {
             self.baseVersion = baseVersion
             self.modified = modified
         }
+
+        /// The upload creates the file (it has never been on the server).
+        public var createsFile: Bool { identifier.isLocal }
+    }
+
+    /// A rename of a server file made on the mount, applied to the server after the settle
+    /// delay, so that an editor's "rename the original away, write a new one, delete the
+    /// original" can still become a new version of the original instead.
+    public struct RenameJob: Sendable, Equatable {
+        public var identifier: ItemIdentifier
+        /// Where the mount shows it.
+        public var name: String
+        public var parent: ItemIdentifier
+        /// Where the server has it until this is applied.
+        public var serverName: String
+        public var serverParent: ItemIdentifier
+        var notBefore: ContinuousClock.Instant = .now
+
+        public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier, serverName: String,
+                    serverParent: ItemIdentifier) {
+            self.identifier = identifier
+            self.name = name
+            self.parent = parent
+            self.serverName = serverName
+            self.serverParent = serverParent
+        }
+
+        /// True when applying it would change nothing.
+        var isNoOp: Bool { name == serverName && parent == serverParent }
     }
 
     public enum Outcome: Sendable {
         /// A new version of the same item.
         case uploaded(Job, ProviderItem)
+        /// A file created here now exists on the server as `item` (its local id is retired).
+        case created(Job, ProviderItem)
         /// The server had moved on (412): its version keeps the name, the edit went to `copy`.
         case conflicted(Job, original: ProviderItem?, copy: ProviderItem)
         /// The item was deleted on the server: the edit was created again as `item`.
@@ -40,18 +78,35 @@ extension Uploader {
 
         public var job: Job {
             switch self {
-            case .uploaded(let job, _), .conflicted(let job, _, _), .recreated(let job, _), .failed(let job, _): return job
+            case .uploaded(let job, _), .created(let job, _), .conflicted(let job, _, _), .recreated(let job, _),
+                 .failed(let job, _):
+                return job
             }
         }
+    }
+
+    /// How a deferred rename ended: applied (the item as the server now has it), or dropped
+    /// (the error says why; the server keeps the item where it was).
+    public enum RenameOutcome: Sendable {
+        case renamed(RenameJob, ProviderItem)
+        case dropped(RenameJob, ProviderError)
     }
 
     public struct Status: Sendable, Codable {
         public var pending: Int
         public var uploading: [String]
+        /// Per upload in flight: bytes sent of the total.
+        public var progress: [Progress]
         public var failed: [Failure]
         public var conflicts: [Conflict]
         /// Uploads wait because the server wants a new sign-in (`sitefs login`).
         public var signInRequired: Bool
+
+        public struct Progress: Sendable, Codable {
+            public var name: String
+            public var sent: Int64
+            public var total: Int64
+        }
 
         public struct Failure: Sendable, Codable {
             public var name: String
@@ -64,7 +119,7 @@ extension Uploader {
         }
 
         enum CodingKeys: String, CodingKey {
-            case pending, uploading, failed, conflicts
+            case pending, uploading, progress, failed, conflicts
             case signInRequired = "sign_in_required"
         }
     }

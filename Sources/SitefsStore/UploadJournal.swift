@@ -35,6 +35,15 @@ final class UploadJournal: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2: deferred renames") { db in
+            try db.execute(sql: """
+                CREATE TABLE renames (
+                    site TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, parent TEXT NOT NULL,
+                    server_name TEXT NOT NULL, server_parent TEXT NOT NULL,
+                    PRIMARY KEY (site, id)
+                );
+                """)
+        }
         try migrator.migrate(queue)
     }
 
@@ -63,6 +72,14 @@ final class UploadJournal: Sendable {
             try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath])
             try db.execute(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)",
                            arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+        }
+    }
+
+    /// A new file renamed before its upload: it will be created under the new name.
+    func retarget(_ job: Uploader.Job) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ? WHERE staged_path = ?",
+                           arguments: [job.name, job.parent?.id, job.stagedPath])
         }
     }
 
@@ -100,6 +117,33 @@ final class UploadJournal: Sendable {
                 result[ItemIdentifier(site: row["site"], id: row["id"])] = (row["base_version"], row["result"])
             }
             return result
+        }
+    }
+
+    // MARK: Deferred renames
+
+    func recordRename(_ rename: Uploader.RenameJob) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO renames VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [rename.identifier.site, rename.identifier.id, rename.name, rename.parent.id,
+                                       rename.serverName, rename.serverParent.id])
+        }
+    }
+
+    func dropRename(_ identifier: ItemIdentifier) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "DELETE FROM renames WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+        }
+    }
+
+    func pendingRenames() throws -> [Uploader.RenameJob] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM renames ORDER BY rowid").map { row in
+                let site: String = row["site"]
+                return Uploader.RenameJob(identifier: ItemIdentifier(site: site, id: row["id"]), name: row["name"],
+                                          parent: ItemIdentifier(site: site, id: row["parent"]), serverName: row["server_name"],
+                                          serverParent: ItemIdentifier(site: site, id: row["server_parent"]))
+            }
         }
     }
 }

@@ -14,7 +14,7 @@ struct CoreHarness {
 
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
-    init(pageSize: Int = 200, readOnly: Bool = false, reusing previous: CoreHarness? = nil) throws {
+    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), reusing previous: CoreHarness? = nil) throws {
         backend = previous?.backend ?? InMemoryBackend()
         cacheDirectory = previous?.cacheDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
@@ -22,11 +22,36 @@ struct CoreHarness {
         logger.logLevel = .critical
         filesystem = try SitefsFilesystem(
             backend: backend,
-            configuration: FilesystemConfiguration(pageSize: pageSize, uid: 1000, gid: 1000, readOnly: readOnly),
+            configuration: FilesystemConfiguration(pageSize: pageSize, uid: 1000, gid: 1000, readOnly: readOnly,
+                                                   writeBackDelay: writeBackDelay, namespaceWait: .seconds(2)),
             cacheDirectory: cacheDirectory, logger: logger)
     }
 
     func remove() { try? FileManager.default.removeItem(at: cacheDirectory) }
+
+    /// create + write + close, as `echo > NAME` does; returns the new file's inode.
+    @discardableResult
+    func createFile(_ parent: InodeNumber, _ name: String, _ text: String) throws -> InodeNumber {
+        let (entry, open) = try filesystem.create(parent: parent, name: FileName(name), mode: 0o644, flags: O_WRONLY | O_CREAT,
+                                                  context: context)
+        try write(entry.attributes.inode, handle: open.handle, Array(text.utf8))
+        try filesystem.flush(entry.attributes.inode, handle: open.handle, context: context)
+        filesystem.release(entry.attributes.inode, handle: open.handle, flags: O_WRONLY)
+        return entry.attributes.inode
+    }
+
+    func rename(_ parent: InodeNumber, _ name: String, to newName: String, in newParent: InodeNumber? = nil) throws(Errno) {
+        try filesystem.rename(parent: parent, name: FileName(name), newParent: newParent ?? parent, newName: FileName(newName),
+                              flags: 0, context: context)
+    }
+
+    func unlink(_ parent: InodeNumber, _ name: String) throws(Errno) {
+        try filesystem.unlink(parent: parent, name: FileName(name), context: context)
+    }
+
+    func xattr(_ inode: InodeNumber, _ name: String) throws(Errno) -> String {
+        String(decoding: try filesystem.getExtendedAttribute(inode, name: name, context: context), as: UTF8.self)
+    }
 
     func lookup(_ parent: InodeNumber, _ name: String) throws(Errno) -> Entry {
         try filesystem.lookup(parent: parent, name: FileName(name), context: context)

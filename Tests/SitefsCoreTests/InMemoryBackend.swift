@@ -142,7 +142,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return try create(name, in: parent, kind: .folder, content: [])
     }
 
-    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+                    progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("createFile")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
         return try create(name, in: parent, kind: .file, content: Array(data))
@@ -156,7 +157,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
     }
 
-    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+                       progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("modifyContent")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
         return try state.withLock { state throws(ProviderError) in

@@ -1,0 +1,108 @@
+import SitefsProvider
+import Synchronization
+
+/// What the mount shows that the server does not have yet: files created here and not
+/// uploaded (local identifiers), and renames of server files still waiting out the settle
+/// delay in the uploader's queue. Server items and listings pass through `view` on their
+/// way into the cache, so a listing fetched again or a change-feed update does not undo
+/// what the user just did.
+final class LocalNamespace: Sendable {
+    private struct State {
+        var created: [ItemIdentifier: ProviderItem] = [:]
+        /// Server files shown somewhere else than where the server has them.
+        var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    // MARK: Files created here
+
+    func addCreated(_ item: ProviderItem) { state.withLock { $0.created[item.identifier] = item } }
+
+    func removeCreated(_ identifier: ItemIdentifier) { _ = state.withLock { $0.created.removeValue(forKey: identifier) } }
+
+    func created(_ identifier: ItemIdentifier) -> ProviderItem? { state.withLock { $0.created[identifier] } }
+
+    /// The file created here that the mount shows as `name` in `folder`.
+    func created(named name: String, in folder: ItemIdentifier) -> ProviderItem? {
+        state.withLock { state in state.created.values.first { $0.parent == folder && $0.name == name } }
+    }
+
+    // MARK: Renames not applied yet
+
+    /// Shows a server file at `parent`/`name`; nil shows it where the server has it again.
+    func setMoved(_ identifier: ItemIdentifier, to position: (parent: ItemIdentifier, name: String)?) {
+        state.withLock { $0.moved[identifier] = position }
+    }
+
+    func isMoved(_ identifier: ItemIdentifier) -> Bool { state.withLock { $0.moved[identifier] != nil } }
+
+    // MARK: Views
+
+    /// True when a listing of `folder` from the server would not show what the mount shows.
+    func touches(_ folder: ItemIdentifier) -> Bool {
+        state.withLock { state in
+            state.created.values.contains { $0.parent == folder } || !state.moved.isEmpty
+        }
+    }
+
+    /// A server item as the mount shows it.
+    func view(_ item: ProviderItem) -> ProviderItem {
+        guard let position = state.withLock({ $0.moved[item.identifier] }) else { return item }
+        var shown = item
+        shown.parent = position.parent
+        shown.name = position.name
+        return shown
+    }
+
+    /// A page of a server listing as the mount shows it: files moved away are left out,
+    /// renamed ones carry their new name. (Items moved or created here are added by
+    /// `complete`, once the whole listing is known.)
+    func view(page items: [ProviderItem], of folder: ItemIdentifier?) -> [ProviderItem] {
+        guard let folder else { return items }
+        return state.withLock { state in
+            guard !state.moved.isEmpty else { return items }
+            return items.compactMap { item in
+                guard let position = state.moved[item.identifier] else { return item }
+                guard position.parent == folder else { return nil }
+                var shown = item
+                shown.name = position.name
+                return shown
+            }
+        }
+    }
+
+    /// Adds to a folder's complete listing the files moved into it or created in it here.
+    func complete(names: [String], identifiers: [ItemIdentifier], of folder: ItemIdentifier) -> ([String], [ItemIdentifier]) {
+        state.withLock { state in
+            var names = names, identifiers = identifiers
+            var present = Set(identifiers)
+            for (identifier, position) in state.moved where position.parent == folder && !present.contains(identifier) {
+                names.append(position.name)
+                identifiers.append(identifier)
+                present.insert(identifier)
+            }
+            for item in state.created.values where item.parent == folder && !present.contains(item.identifier) {
+                names.append(item.name)
+                identifiers.append(item.identifier)
+            }
+            return (names, identifiers)
+        }
+    }
+}
+
+/// Files programs create only for themselves: lock files, swap files, probes. They work on
+/// the mount like any file (other programs see them), but never go to the server.
+enum LocalOnlyNames {
+    static func matches(_ name: String) -> Bool {
+        if name.hasPrefix(".~lock.") && name.hasSuffix("#") { return true }  // LibreOffice
+        if name == "4913" { return true }  // vim's probe for whether it may create files here
+        if name.hasPrefix("~$") { return true }  // Microsoft Office owner files
+        // vim swap files: .NAME.swp, .swo, ... .swa
+        if name.hasPrefix("."), name.count > 4 {
+            let suffix = name.suffix(4)
+            if suffix.hasPrefix(".sw"), let last = suffix.last, ("a"..."p").contains(last) { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SystemPackage
+import Testing
+
+/// Editors' save sequences become one new version of the original item; new files wait
+/// out the settle delay; lock and swap files never reach the server; saves work offline.
+@Suite struct SaveCoalescingTests {
+    /// A harness with a site holding `doc.odt` ("old"), and the site's inode.
+    private func harnessWithDocument(delay: Duration = .seconds(30)) throws -> (CoreHarness, ItemIdentifier, ItemIdentifier, InodeNumber) {
+        let harness = try CoreHarness(writeBackDelay: delay)
+        let site = harness.backend.addSite("Harbour")
+        let document = harness.backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        return (harness, site, document, siteInode)
+    }
+
+    @Test func aNewFileWaitsOutTheSettleDelayAndIsThenCreated() throws {
+        let (harness, site, _, siteInode) = try harnessWithDocument(delay: .milliseconds(600))
+        defer { harness.remove() }
+        let inode = try harness.createFile(siteInode, "notes.txt", "hello")
+        #expect(harness.backend.calls("createFile") == 0)
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "pending")
+        // Listed and readable before the server has it.
+        #expect(try harness.list(siteInode).map(\.name.description).contains("notes.txt"))
+        #expect(try harness.readAll(inode) == Array("hello".utf8))
+        // Then created without anyone asking.
+        let deadline = Date().addingTimeInterval(10)
+        while harness.backend.node(named: "notes.txt", in: site) == nil && Date() < deadline { usleep(20_000) }
+        let created = try #require(harness.backend.node(named: "notes.txt", in: site))
+        #expect(harness.backend.content(of: created.identifier) == Array("hello".utf8))
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
+        #expect(try harness.xattr(inode, "user.sitefs.id") == created.identifier.id)
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "synced")
+        #expect(harness.contentFiles.isEmpty)
+    }
+
+    @Test func aTempFileRenamedOverTheOriginalBecomesOneNewVersionOfIt() throws {
+        // LibreOffice, gedit, sed -i: write lu123.tmp, rename it over doc.odt.
+        let (harness, site, document, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        _ = try harness.lookup(siteInode, "doc.odt")
+        let temp = try harness.createFile(siteInode, "lu123.tmp", "new content")
+        try harness.rename(siteInode, "lu123.tmp", to: "doc.odt")
+        #expect(try harness.lookup(siteInode, "doc.odt").attributes.inode == temp)
+        #expect(try harness.xattr(temp, "user.sitefs.id") == document.id)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: document) == Array("new content".utf8))
+        #expect(harness.backend.calls("modifyContent") == 1)
+        #expect(harness.backend.calls("createFile") == 0 && harness.backend.calls("update") == 0 && harness.backend.calls("delete") == 0)
+        #expect(harness.backend.node(named: "lu123.tmp", in: site) == nil)
+    }
+
+    @Test func vimsRenameWriteDeleteBecomesOneNewVersionOfTheOriginal() throws {
+        let (harness, site, document, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        _ = try harness.lookup(siteInode, "doc.odt")
+        try harness.rename(siteInode, "doc.odt", to: "doc.odt~")
+        // The rename shows at once, the server does not have it yet.
+        #expect(try harness.list(siteInode).map(\.name.description).filter { !$0.hasPrefix(".") }.sorted() == ["doc.odt~"])
+        let written = try harness.createFile(siteInode, "doc.odt", "edited in vim")
+        try harness.unlink(siteInode, "doc.odt~")
+        #expect(try harness.list(siteInode).map(\.name.description).filter { !$0.hasPrefix(".") } == ["doc.odt"])
+        #expect(try harness.xattr(written, "user.sitefs.id") == document.id)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: document) == Array("edited in vim".utf8))
+        #expect(harness.backend.node(named: "doc.odt", in: site)?.identifier == document)
+        #expect(harness.backend.calls("createFile") == 0 && harness.backend.calls("update") == 0 && harness.backend.calls("delete") == 0)
+    }
+
+    @Test func aBackupThatIsKeptIsRenamedOnTheServerBeforeTheNewFileIsCreated() throws {
+        // vim with 'backup' set keeps doc.odt~: both must end up on the server.
+        let (harness, site, document, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        try harness.rename(siteInode, "doc.odt", to: "doc.odt~")
+        try harness.createFile(siteInode, "doc.odt", "new")
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.node(named: "doc.odt~", in: site)?.identifier == document)
+        let created = try #require(harness.backend.node(named: "doc.odt", in: site))
+        #expect(created.identifier != document && harness.backend.content(of: created.identifier) == Array("new".utf8))
+    }
+
+    @Test func aFileCreatedAndDeletedWithinTheDelayNeverReachesTheServer() throws {
+        let (harness, _, _, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        try harness.createFile(siteInode, "scratch.txt", "temporary")
+        try harness.rename(siteInode, "scratch.txt", to: "scratch2.txt")
+        try harness.unlink(siteInode, "scratch2.txt")
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
+        #expect(harness.backend.calls("createFile") == 0 && harness.backend.calls("delete") == 0)
+        #expect(!(try harness.list(siteInode).map(\.name.description).contains("scratch2.txt")))
+    }
+
+    @Test func lockAndSwapFilesStayLocalButWorkOnTheMount() throws {
+        let (harness, site, _, siteInode) = try harnessWithDocument(delay: .zero)
+        defer { harness.remove() }
+        for name in [".~lock.doc.odt#", ".doc.odt.swp", "4913"] {
+            let inode = try harness.createFile(siteInode, name, "owner: anna")
+            #expect(try harness.readAll(inode) == Array("owner: anna".utf8), "\(name)")
+            #expect(try harness.xattr(inode, "user.sitefs.state") == "local")
+        }
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
+        usleep(200_000)
+        #expect(harness.backend.calls("createFile") == 0)
+        #expect(harness.backend.node(named: ".~lock.doc.odt#", in: site) == nil)
+        #expect(try harness.list(siteInode).map(\.name.description).contains(".~lock.doc.odt#"))
+        try harness.unlink(siteInode, ".~lock.doc.odt#")
+        #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(siteInode, ".~lock.doc.odt#") }
+    }
+
+    @Test func offlineNewFilesAndTempFileSavesAreJournaledAndSentWhenTheServerReturns() throws {
+        let (harness, site, document, siteInode) = try harnessWithDocument(delay: .milliseconds(100))
+        defer { harness.remove() }
+        _ = try harness.list(siteInode)  // the folder is known
+        harness.backend.fail(with: .unreachable("test: server down"))
+        try harness.createFile(siteInode, "offline.txt", "written offline")
+        try harness.createFile(siteInode, ".~doc.tmp", "saved offline")
+        try harness.rename(siteInode, ".~doc.tmp", to: "doc.odt")
+        #expect(!harness.filesystem.waitForUploads(timeout: .milliseconds(500)))
+        #expect(harness.backend.content(of: document) == Array("old".utf8))
+        harness.backend.fail(with: nil)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(60)))
+        #expect(harness.backend.content(of: document) == Array("saved offline".utf8))
+        let created = try #require(harness.backend.node(named: "offline.txt", in: site))
+        #expect(harness.backend.content(of: created.identifier) == Array("written offline".utf8))
+    }
+
+    @Test func aNewFileSurvivesARestartBeforeItsUpload() throws {
+        let (first, site, _, siteInode) = try harnessWithDocument()
+        try first.createFile(siteInode, "draft.txt", "not sent yet")
+        #expect(first.filesystem.uploadStatus.pending == 1)  // journaled, waiting out the delay
+        first.filesystem.unmounting()  // writes out the metadata cache, as an unmount does
+        first.backend.fail(with: .unreachable("test: server down"))  // the next mount starts offline
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        let secondSite = try second.lookup(.root, "Harbour").attributes.inode
+        let draft = try second.lookup(secondSite, "draft.txt").attributes.inode
+        #expect(try second.readAll(draft) == Array("not sent yet".utf8))
+        second.backend.fail(with: nil)
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(30)))
+        let created = try #require(second.backend.node(named: "draft.txt", in: site))
+        #expect(second.backend.content(of: created.identifier) == Array("not sent yet".utf8))
+        #expect(try second.readAll(draft) == Array("not sent yet".utf8))
+    }
+
+    @Test func itemsCarryTheirServerMetadataAsExtendedAttributes() throws {
+        let (harness, _, document, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        let inode = try harness.lookup(siteInode, "doc.odt").attributes.inode
+        #expect(try harness.xattr(inode, "user.sitefs.id") == document.id)
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "synced")
+        #expect(!(try harness.xattr(inode, "user.sitefs.version")).isEmpty)
+        #expect(try harness.filesystem.listExtendedAttributes(inode, context: harness.context).contains("user.sitefs.modified_by"))
+        #expect(throws: Errno.noData) { try harness.xattr(inode, "user.other") }
+        #expect(throws: Errno.notSupported) {
+            try harness.filesystem.setExtendedAttribute(inode, name: "user.tag", value: [1], flags: 0, context: harness.context)
+        }
+    }
+}
