@@ -62,6 +62,8 @@ extension SitefsFilesystem {
     private func deleteOnServer(_ item: ProviderItem, in folder: ProviderItem) throws(Errno) {
         guard item.capabilities.contains(.delete) else { throw .permissionDenied }
         try flushRenames(before: "delete \(item.name)")
+        uploader.beginDelete(item.identifier)
+        defer { uploader.endDelete(item.identifier) }
         do {
             try backend.delete(item.identifier, baseVersion: nil)
         } catch ProviderError.notFound {

@@ -53,6 +53,9 @@ public final class Uploader: @unchecked Sendable {
     /// Items deleted here while an upload of theirs was in flight: its outcome is dropped
     /// (a 404 must not bring the file back).
     var cancelled: Set<ItemIdentifier> = []
+    /// Items being deleted on the server right now: a 404 for one of their uploads is that
+    /// delete, not someone else's, so the file must not be created again.
+    var deleting: Set<ItemIdentifier> = []
     var stopping = false
     private var threads: [Thread] = []
 
@@ -220,6 +223,20 @@ public final class Uploader: @unchecked Sendable {
             journal.dropRename(identifier)
         }
         condition.broadcast()
+    }
+
+    /// Brackets a delete on the server (see `deleting`); `endDelete` after it, whatever the
+    /// outcome (`cancel` follows a delete that worked).
+    public func beginDelete(_ identifier: ItemIdentifier) {
+        condition.lock()
+        deleting.insert(identifier)
+        condition.unlock()
+    }
+
+    public func endDelete(_ identifier: ItemIdentifier) {
+        condition.lock()
+        deleting.remove(identifier)
+        condition.unlock()
     }
 
     /// `sitefs retry`: failed saves are queued again.

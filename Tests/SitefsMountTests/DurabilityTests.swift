@@ -125,8 +125,6 @@ struct MountFaultTests {
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "3"], throughFaultProxy: true)
         defer { fixture.tearDown() }
         let proxy = try #require(fixture.proxy)
-        // Creating a file is a namespace call made at once (it fails fast under faults);
-        // saves of it are what the journal retries.
         try "created\n".write(toFile: fixture.path("Riverside/log.txt"), atomically: false, encoding: .utf8)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         for (index, fault) in [FaultProxy.Mode.respond(status: 503, headers: [], body: "busy"),
@@ -156,5 +154,38 @@ struct MountFaultTests {
         let read = try fixture.shell("cat Riverside/f.txt", timeout: 60)
         #expect(read.status != 0 && read.err.contains("Input/output error"), "\(read)")
         #expect(Date().timeIntervalSince(started) < 30)
+    }
+
+    @Test func offlineSavesOfNewFilesAndEditorSavesAreReplayedWhenTheServerReturns() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2", "--write-back-delay", "0.5"], throughFaultProxy: true)
+        defer { fixture.tearDown() }
+        let proxy = try #require(fixture.proxy)
+        try "version 1\n".write(toFile: fixture.path("Riverside/report.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let original = try #require(try fixture.serverItem("Riverside/report.txt"))
+        _ = try fixture.shell("ls -l Riverside")  // the folder is known
+
+        proxy.mode = .refuse  // the server is unreachable from here on
+        let offline = try fixture.shell("""
+            echo 'written offline' > Riverside/new.txt && \
+            printf 'version 2\\n' > Riverside/.report.tmp && mv Riverside/.report.tmp Riverside/report.txt && \
+            mv Riverside/new.txt Riverside/renamed.txt && cat Riverside/renamed.txt Riverside/report.txt
+            """)
+        #expect(offline.status == 0, "saving offline: \(offline.err)")
+        #expect(offline.out == "written offline\nversion 2\n")
+        let status = try fixture.sitefs(["status", fixture.mountpoint.path])
+        #expect(status.out.contains("pending uploads: 2"), "\(status.out)")
+        let mkdir = try fixture.shell("mkdir Riverside/cannot-queue")
+        #expect(mkdir.status != 0 && mkdir.err.contains("Input/output error"), "mkdir fails fast offline: \(mkdir.err)")
+        #expect(try fixture.serverContent("Riverside/report.txt") == "version 1\n")
+
+        proxy.mode = .pass  // back
+        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "90"])
+        #expect(sync.status == 0, "\(sync.err)")
+        #expect(try fixture.serverItem("Riverside/report.txt")?.id == original.id)
+        #expect(try fixture.serverContent("Riverside/report.txt") == "version 2\n")
+        #expect(try fixture.serverContent("Riverside/renamed.txt") == "written offline\n")
+        let site = try #require(try fixture.serverItem("Riverside"))
+        #expect(try fixture.children(site.id).map(\.name).sorted() == ["renamed.txt", "report.txt"])
     }
 }

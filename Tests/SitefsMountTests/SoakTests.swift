@@ -121,13 +121,17 @@ struct MountSoakTests {
         #expect(bytesLost == 0)
     }
 
-    /// After an operation failed visibly (a namespace call hit a fault), the model follows
-    /// what the server actually did: the user saw the error and knows to check.
+    /// After an operation failed visibly (a call made on the server at once hit a fault), the
+    /// model follows what the mount shows: the user saw the error and looks. The server must
+    /// end up with that once everything is synced.
     private func reconcile(_ name: String, in folder: String, fixture: MountFixture, model: inout [String: String]) throws {
-        if let item = try fixture.serverItem("\(folder)/\(name)") {
-            model[name] = try fixture.api.call("GET", "/v1/items/\(item.id)/content").body
-        } else {
+        let path = fixture.path("\(folder)/\(name)")
+        if let shown = try? String(contentsOfFile: path, encoding: .utf8) {
+            model[name] = shown
+        } else if !FileManager.default.fileExists(atPath: path) {
             model[name] = nil
+        } else if let item = try fixture.serverItem("\(folder)/\(name)") {
+            model[name] = try fixture.api.call("GET", "/v1/items/\(item.id)/content").body
         }
     }
 }
