@@ -1,4 +1,5 @@
 import Foundation
+import SitefsAPI
 import SitefsProvider
 import SystemPackage
 
@@ -59,11 +60,21 @@ final class LocalCopy: @unchecked Sendable {
         return TimeSpec(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int64(info.st_mtim.tv_nsec))
     }
 
+    /// The copy's modification time cut to the microseconds the server keeps, and set so on
+    /// the copy too: the time a program sees stays the same once the server has the file
+    /// (LibreOffice warns about a document whose time changed behind its back).
+    func settledModificationTime() -> Timestamp? {
+        guard let time = modificationTime() else { return nil }
+        let micros = time.nanoseconds / 1_000
+        var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(micros * 1_000)),
+                     timespec(tv_sec: Int(time.seconds), tv_nsec: Int(micros * 1_000))]
+        futimens(descriptor, &times)
+        return Timestamp(microsecondsSinceEpoch: time.seconds * 1_000_000 + micros)
+    }
+
     func closeAndDelete() {
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
         unlink(path)
     }
 }
-
-import SitefsAPI

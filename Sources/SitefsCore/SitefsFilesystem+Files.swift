@@ -285,7 +285,7 @@ extension SitefsFilesystem {
         do {
             try uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: known?.name ?? copy.identifier.description,
                                               parent: known?.parent, stagedPath: staged, size: copy.size() ?? 0,
-                                              baseVersion: copy.baseVersion, modified: copy.pendingModified))
+                                              baseVersion: copy.baseVersion, modified: copy.pendingModified ?? copy.settledModificationTime()))
         } catch {
             // Not journaled means not safe: the save fails and the copy stays dirty.
             Glibc.unlink(staged)

@@ -66,17 +66,18 @@ public final class HTTPDocumentBackend: DocumentBackend {
         return try checked(try json(Item.self, .post, Self.itemPath(parent, "children"), body: .bytes(body), json: true), parent: parent)
     }
 
-    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                            progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
-        let target = Self.itemPath(parent, "children") + Self.query(["name": name])
+        let target = Self.itemPath(parent, "children") + Self.query(["name": name, "modified_at": modified?.rfc3339])
         return try checked(try json(Item.self, .post, target, body: .file(path: path), large: true, progress: progress), parent: parent)
     }
 
-    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                               progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        let target = Self.itemPath(file, "content") + Self.query(["modified_at": modified?.rfc3339])
         return try checked(
-            try json(Item.self, .put, Self.itemPath(file, "content"), headers: headers, body: .file(path: path), large: true,
+            try json(Item.self, .put, target, headers: headers, body: .file(path: path), large: true,
                      progress: progress),
             expected: file)
     }

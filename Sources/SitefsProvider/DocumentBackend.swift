@@ -16,12 +16,13 @@ public protocol DocumentBackend: Sendable {
                       into sink: ContentSink) throws(ProviderError) -> FetchOutcome
 
     func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem
-    /// Creates a file with the content of a local file (streamed, never whole in memory);
-    /// `progress`, when given, follows the bytes sent.
-    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+    /// Creates a file with the content of a local file (streamed, never whole in memory),
+    /// with modification time `modified` (the server's time when nil); `progress`, when
+    /// given, follows the bytes sent.
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                     progress: TransferProgress?) throws(ProviderError) -> ProviderItem
     /// Uploads a new version, conditional on `baseVersion` when given (412 -> versionMismatch).
-    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                        progress: TransferProgress?) throws(ProviderError) -> ProviderItem
     /// Rename, move within the site, set mtime, or rename over an existing file (`replace`).
     func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem
@@ -61,10 +62,10 @@ public enum FetchOutcome: Sendable {
 
 extension DocumentBackend {
     public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
-        try createFile(named: name, in: parent, contentsOf: path, progress: nil)
+        try createFile(named: name, in: parent, contentsOf: path, modified: nil, progress: nil)
     }
 
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String) throws(ProviderError) -> ProviderItem {
-        try modifyContent(of: file, baseVersion: baseVersion, contentsOf: path, progress: nil)
+        try modifyContent(of: file, baseVersion: baseVersion, contentsOf: path, modified: nil, progress: nil)
     }
 }

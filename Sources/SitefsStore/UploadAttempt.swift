@@ -16,7 +16,8 @@ extension Uploader {
         let progress = progressCounter(for: job)
         var outcome: Outcome
         switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath, progress: progress)
+            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath,
+                                      modified: job.modified, progress: progress)
         }) {
         case .success(let item):
             logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
@@ -49,7 +50,7 @@ extension Uploader {
         var name = job.name
         for attempt in 0..<2 {
             switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath, progress: progress)
+                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath, modified: job.modified, progress: progress)
             }) {
             case .success(let item):
                 logger.info("created \(item.name) (\(job.size) bytes, version \(item.version))")
@@ -192,7 +193,8 @@ extension Uploader {
         while true {
             condition.lock()
             if let late = lateModified.removeValue(forKey: outcome.job.identifier) { modified = late }
-            guard let time = modified, let item = outcome.item else {
+            // The upload itself carried the job's time; only a different one needs a request.
+            guard let time = modified, let item = outcome.item, item.modified != time else {
                 finish(outcome)
                 condition.unlock()
                 return outcome

@@ -142,11 +142,16 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return try create(name, in: parent, kind: .folder, content: [])
     }
 
-    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String,
+    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                     progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("createFile")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
-        return try create(name, in: parent, kind: .file, content: Array(data))
+        var item = try create(name, in: parent, kind: .file, content: Array(data))
+        if let modified {
+            item.modified = modified
+            state.withLock { $0.nodes[item.identifier]?.item.modified = modified }
+        }
+        return item
     }
 
     private func create(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8]) throws(ProviderError) -> ProviderItem {
@@ -157,7 +162,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
     }
 
-    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String,
+    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                        progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("modifyContent")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
@@ -167,6 +172,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             node.content = Array(data)
             node.item.size = Int64(data.count)
             node.item.version = UUID().uuidString
+            node.item.modified = modified ?? .now()
             state.nodes[file] = node
             state.feed.append(.updated(node.item))
             return node.item

@@ -34,9 +34,10 @@ struct ContentRoutes {
         if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > documents.maximumUploadBytes {
             throw APIError.contentTooLarge(limit: documents.maximumUploadBytes)
         }
+        let modifiedAt = try QueryParameters(request.uri.query).timestamp("modified_at")
         let item = try await documents.replaceContent(
             of: try context.parameters.require("id"), body: request.body, condition: ConditionalHeaders.ifMatch(request),
-            by: try context.requireCaller())
+            by: try context.requireCaller(), modifiedAt: modifiedAt)
         return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
     }
 }

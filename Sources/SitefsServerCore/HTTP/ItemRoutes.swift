@@ -37,7 +37,8 @@ struct ItemRoutes {
             if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > documents.maximumUploadBytes {
                 throw APIError.contentTooLarge(limit: documents.maximumUploadBytes)
             }
-            item = try await documents.createFile(named: name, in: parent, body: request.body, by: caller)
+            item = try await documents.createFile(named: name, in: parent, body: request.body, by: caller,
+                                                  modifiedAt: try query.timestamp("modified_at"))
         } else {
             let folder = try await JSONBody.decode(NewFolder.self, from: request, context: context)
             guard folder.kind == .folder else {

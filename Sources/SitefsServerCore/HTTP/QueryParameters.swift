@@ -1,3 +1,4 @@
+import SitefsAPI
 /// Strict decoding of a URI query string.
 ///
 /// Names of new files travel in the query (`?name=`), so decoding must be byte-exact:
@@ -25,6 +26,15 @@ struct QueryParameters {
             throw APIError.badRequest("query parameter '\(key)' is not valid UTF-8", code: key == "name" ? "invalid_name" : "bad_request")
         }
         return text
+    }
+
+    /// An RFC 3339 time (`modified_at` on uploads), or 400 when it is not one.
+    func timestamp(_ key: String) throws -> Timestamp? {
+        guard let text = try string(key) else { return nil }
+        guard let parsed = Timestamp(rfc3339: text) else {
+            throw APIError.badRequest("query parameter '\(key)' is not an RFC 3339 time: \(text.prefix(64))")
+        }
+        return parsed
     }
 
     /// The raw bytes of a value (for name validation that reports the exact problem).

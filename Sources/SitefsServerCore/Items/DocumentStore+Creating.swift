@@ -18,7 +18,7 @@ extension DocumentStore {
     /// a doomed upload fails at once; the body then goes to disk, and the item appears in
     /// one transaction once all of it is there.
     public func createFile<Body: AsyncSequence>(
-        named name: String, in parentID: String, body: Body, by caller: Caller
+        named name: String, in parentID: String, body: Body, by caller: Caller, modifiedAt: Timestamp? = nil
     ) async throws -> Item where Body.Element == ByteBuffer {
         try validate(name)
         try await metadata.read { db in
@@ -33,7 +33,8 @@ extension DocumentStore {
                 let parent = try Self.writableContainer(parentID, for: caller, in: db)
                 let row = try Mutation.insert(
                     .init(siteID: parent.row.siteID, parentID: parent.row.id, name: name, kind: .file, size: blob.size,
-                          contentType: ContentTypes.forName(name), blob: blob.name, etag: blob.name),
+                          contentType: ContentTypes.forName(name), blob: blob.name, etag: blob.name,
+                          modifiedAt: modifiedAt?.microseconds),
                     by: caller, in: db)
                 return row.item(access: parent.access)
             }

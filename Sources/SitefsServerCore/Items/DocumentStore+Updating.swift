@@ -7,7 +7,7 @@ extension DocumentStore {
     /// the body has arrived. Of several uploads based on the same version exactly one wins;
     /// the others get 412 with the item as it then is.
     public func replaceContent<Body: AsyncSequence>(
-        of id: String, body: Body, condition: VersionCondition?, by caller: Caller
+        of id: String, body: Body, condition: VersionCondition?, by caller: Caller, modifiedAt: Timestamp? = nil
     ) async throws -> Item where Body.Element == ByteBuffer {
         // Fail before reading the body when the answer is already known.
         _ = try await metadata.read { db in try Self.writableFile(id, condition: condition, for: caller, in: db) }
@@ -15,7 +15,9 @@ extension DocumentStore {
         do {
             return try await metadata.write { db in
                 let file = try Self.writableFile(id, condition: condition, for: caller, in: db)
-                let now = Timestamp.now().microseconds
+                // The client's modification time when it sent one (so a file keeps the mtime
+                // its program gave it), else the server's.
+                let now = modifiedAt?.microseconds ?? Timestamp.now().microseconds
                 try db.execute(
                     sql: "UPDATE items SET size = ?, etag = ?, blob = ?, modified_at = ?, modified_by = ? WHERE id = ?",
                     arguments: [blob.size, blob.name, blob.name, now, caller.name, file.row.id])
