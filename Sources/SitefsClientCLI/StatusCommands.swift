@@ -62,7 +62,7 @@ struct Sync: ParsableCommand {
             }
             if status.uploads.pending == 0 { return }
             if Date() > deadline { throw UserFacingError("\(status.uploads.pending) uploads still pending after \(Int(timeout)) s") }
-            usleep(50_000)
+            usleep(10_000)
         }
     }
 }

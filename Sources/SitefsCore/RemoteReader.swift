@@ -1,64 +1,132 @@
+import Foundation
 import SitefsProvider
-import Synchronization
 import SystemPackage
 
-/// Serves a read-only open without a local copy: ranged requests as the reader goes, with
-/// a read-ahead window that doubles on sequential reads (up to a limit) and resets on a
-/// seek, so `head -c 4096` of a huge file fetches kilobytes while `cat` streams in large
-/// requests. The version is pinned at open, so a reader keeps seeing the version it
-/// opened even if the server gets a newer one meanwhile.
-final class RemoteReader: Sendable {
+/// Serves a read-only open without a local copy: ranged requests as the reader goes, so
+/// `head -c 4096` of a huge file fetches kilobytes while `cat` streams in large requests.
+/// The version is pinned at open, so a reader keeps seeing the version it opened even if
+/// the server gets a newer one meanwhile.
+///
+/// The kernel reads ahead on several threads at once and out of order, so "sequential" is
+/// judged by distance from the furthest byte asked for, not by exact succession: reads
+/// near it double the window (up to a limit), a far one resets it. A read covered by a
+/// fetch already in flight waits for that fetch instead of asking again, and once a reader
+/// is into the newest window, the next one is fetched in the background, so the transfer
+/// does not stall between requests. At most a few windows are kept in memory.
+final class RemoteReader: @unchecked Sendable {
     let identifier: ItemIdentifier
     let version: String
     let size: Int64
     private let backend: any DocumentBackend
     private let maximumWindow: Int
     private static let initialWindow = 128 << 10
+    private static let keptSegments = 3
 
-    private struct Window {
-        var start: Int64 = 0
-        var bytes: [UInt8] = []
-        var nextExpected: Int64 = 0
-        var size = RemoteReader.initialWindow
+    private struct Segment {
+        let start: Int64
+        let bytes: [UInt8]
+        var end: Int64 { start + Int64(bytes.count) }
     }
 
-    private let window = Mutex(Window())
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var segments: [Segment] = []
+    private var fetching: [ClosedRange<Int64>] = []
+    private var window = RemoteReader.initialWindow
+    /// End of the furthest fetch started: reads near it continue the stream.
+    private var streamEnd: Int64 = 0
 
     init(identifier: ItemIdentifier, version: String, size: Int64, backend: any DocumentBackend, maximumWindow: Int) {
         self.identifier = identifier
         self.version = version
         self.size = size
         self.backend = backend
-        self.maximumWindow = maximumWindow
+        self.maximumWindow = max(maximumWindow, Self.initialWindow)
     }
 
     func read(offset: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws(ProviderError) -> Int {
         guard offset < size, count > 0 else { return 0 }
         let wanted = Int(min(Int64(count), size - offset))
-        let fetchLength: Int? = window.withLock { state in
-            if offset >= state.start, offset + Int64(wanted) <= state.start + Int64(state.bytes.count) {
-                let from = Int(offset - state.start)
-                state.bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + wanted)])) }
-                state.nextExpected = offset + Int64(wanted)
-                return nil
+        let range = offset...(offset + Int64(wanted) - 1)
+        condition.lock()
+        while true {
+            if let segment = segments.last(where: { $0.start <= range.lowerBound && range.upperBound < $0.end }) {
+                copy(range, from: segment, into: buffer)
+                let prefetch = nextPrefetch(after: range, in: segment)
+                condition.unlock()
+                if let prefetch { startBackgroundFetch(prefetch) }
+                return wanted
             }
-            state.size = offset == state.nextExpected ? min(state.size * 2, maximumWindow) : Self.initialWindow
-            return max(wanted, state.size)
+            // Another thread is fetching these bytes: wait for it (it ends within the
+            // backend's timeouts; if it fails, this read fetches for itself).
+            guard fetching.contains(where: { $0.contains(range.lowerBound) && $0.contains(range.upperBound) }) else { break }
+            condition.wait()
         }
-        guard let fetchLength else { return wanted }
-        // The request runs outside the lock: other reads of this handle are not held up by it.
-        let end = min(size, offset + Int64(fetchLength)) - 1
-        let outcome = try backend.fetchContent(of: identifier, version: version, range: offset...end, ifNoneMatch: nil,
-                                               into: .memory(limit: fetchLength))
-        guard case .fetched(_, _, let fetched?) = outcome, fetched.count >= wanted else {
-            throw .invalidResponse("short range response for \(identifier)")
-        }
-        fetched.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<wanted])) }
-        window.withLock { state in
-            state.start = offset
-            state.bytes = fetched
-            state.nextExpected = offset + Int64(wanted)
-        }
+        let fetch = plannedFetch(for: range)
+        condition.unlock()
+        let segment = try fetchSegment(fetch)
+        copy(range, from: segment, into: buffer)
         return wanted
+    }
+
+    /// Chooses the window for a read nothing covers. Call with `condition` locked.
+    private func plannedFetch(for range: ClosedRange<Int64>) -> ClosedRange<Int64> {
+        let sequential = range.lowerBound >= streamEnd - Int64(window) && range.lowerBound <= streamEnd + Int64(window)
+        window = sequential ? min(window * 2, maximumWindow) : Self.initialWindow
+        let end = min(size, range.lowerBound + Int64(max(window, range.count))) - 1
+        let fetch = range.lowerBound...end
+        fetching.append(fetch)
+        streamEnd = sequential ? max(streamEnd, end + 1) : end + 1
+        return fetch
+    }
+
+    /// The next window to fetch in the background when a read reached the second half of
+    /// the newest one and nothing beyond it is being fetched. Call with `condition` locked.
+    private func nextPrefetch(after range: ClosedRange<Int64>, in segment: Segment) -> ClosedRange<Int64>? {
+        guard segment.end == streamEnd, segment.end < size,
+              range.upperBound >= segment.start + Int64(segment.bytes.count / 2),
+              !fetching.contains(where: { $0.upperBound >= segment.end }) else { return nil }
+        window = min(window * 2, maximumWindow)
+        let fetch = segment.end...(min(size, segment.end + Int64(window)) - 1)
+        fetching.append(fetch)
+        streamEnd = fetch.upperBound + 1
+        return fetch
+    }
+
+    private func startBackgroundFetch(_ fetch: ClosedRange<Int64>) {
+        let thread = Thread { [self] in _ = try? fetchSegment(fetch) }
+        thread.name = "sitefs-readahead"
+        thread.start()
+    }
+
+    /// Fetches one window and keeps it (the oldest window goes); waiters are woken either way.
+    private func fetchSegment(_ fetch: ClosedRange<Int64>) throws(ProviderError) -> Segment {
+        let result: Result<Segment, ProviderError>
+        do throws(ProviderError) {
+            let outcome = try backend.fetchContent(of: identifier, version: version, range: fetch, ifNoneMatch: nil,
+                                                   into: .memory(limit: fetch.count))
+            guard case .fetched(_, _, let bytes?) = outcome, bytes.count == fetch.count else {
+                throw .invalidResponse("short range response for \(identifier)")
+            }
+            result = .success(Segment(start: fetch.lowerBound, bytes: bytes))
+        } catch {
+            result = .failure(error)
+        }
+        condition.lock()
+        if let index = fetching.firstIndex(of: fetch) { fetching.remove(at: index) }
+        if case .success(let segment) = result {
+            segments.append(segment)
+            if segments.count > Self.keptSegments { segments.removeFirst() }
+        }
+        condition.broadcast()
+        condition.unlock()
+        return try result.get()
+    }
+
+    private func copy(_ range: ClosedRange<Int64>, from segment: Segment, into buffer: UnsafeMutableRawBufferPointer) {
+        let from = Int(range.lowerBound - segment.start)
+        segment.bytes.withUnsafeBytes {
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + range.count)]))
+        }
     }
 }

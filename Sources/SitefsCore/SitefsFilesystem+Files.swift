@@ -26,14 +26,22 @@ extension SitefsFilesystem {
         guard item.kind == .file else { throw .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
         if writing && (!item.capabilities.contains(.write) || configuration.readOnly) { throw .permissionDenied }
+        let keepCache = !item.identifier.isLocal && openedVersions.withLock { versions in
+            defer { versions[item.identifier] = item.version }
+            return versions[item.identifier] == item.version
+        }
         if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil {
             // Read-only and nothing local: ranged reads, pinned to this version.
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
-            return OpenReply(handle: handles.add(.remote(reader)))
+            return OpenReply(handle: handles.add(.remote(reader)), keepCache: keepCache)
         }
         let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing)
-        return OpenReply(handle: handles.add(.local(copy, writable: writing)))
+        // Revalidation may have brought newer content than the metadata said: then not.
+        copy.condition.lock()
+        let unchanged = copy.baseVersion == item.version
+        copy.condition.unlock()
+        return OpenReply(handle: handles.add(.local(copy, writable: writing)), keepCache: keepCache && unchanged)
     }
 
     /// A new file exists only here until it has been closed and left alone for the settle

@@ -27,6 +27,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
     /// Files created and renames made here that the server does not have yet.
     let namespace = LocalNamespace()
+    /// The version each file had when last opened: opening the same version again lets the
+    /// kernel keep the pages it cached (a second `cat` is served from memory). Any other
+    /// version drops them; remote changes also invalidate through the change feed.
+    let openedVersions = Mutex<[ItemIdentifier: String]>([:])
     /// Conflict copies made by this mount (their `user.sitefs.state` is "conflict").
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
     /// The signed-in user (conflict copies' names, new files' creator).

@@ -29,7 +29,7 @@ enum ResponseValidation {
             identifier: ItemIdentifier(site: item.siteID, id: item.id),
             parent: item.parentID.map { ItemIdentifier(site: item.siteID, id: $0) },
             name: item.name, kind: kind, size: item.size, created: item.createdAt, modified: item.modifiedAt,
-            createdBy: item.createdBy, modifiedBy: item.modifiedBy, version: item.etag, capabilities: Set(item.capabilities))
+            createdBy: item.createdBy, modifiedBy: item.modifiedBy, version: item.etag, capabilities: Capabilities(item.capabilities))
     }
 
     /// Items of a page must be children of the folder asked about (or sites, for the root).

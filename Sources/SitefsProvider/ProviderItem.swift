@@ -20,11 +20,11 @@ public struct ProviderItem: Sendable, Equatable {
     public var modifiedBy: String
     /// The content version (etag) uploads are conditional on.
     public var version: String
-    public var capabilities: Set<Capability>
+    public var capabilities: Capabilities
 
     public init(identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: Kind, size: Int64,
                 created: Timestamp, modified: Timestamp, createdBy: String, modifiedBy: String, version: String,
-                capabilities: Set<Capability>) {
+                capabilities: Capabilities) {
         self.identifier = identifier
         self.parent = parent
         self.name = name
@@ -39,7 +39,7 @@ public struct ProviderItem: Sendable, Equatable {
     }
 
     /// What a file created on the mount may do before the server has it.
-    public static let localFileCapabilities: Set<Capability> = [.read, .write, .rename, .delete]
+    public static let localFileCapabilities: Capabilities = [.read, .write, .rename, .delete]
 
     public var isWritable: Bool {
         kind == .file ? capabilities.contains(.write) : capabilities.contains(.addChildren)

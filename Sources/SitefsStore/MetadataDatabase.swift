@@ -3,14 +3,18 @@ import GRDB
 import Logging
 import SitefsAPI
 import SitefsProvider
+import Synchronization
 
 /// The metadata cache on disk (`CACHE_DIR/metadata.sqlite`, SQLite WAL through GRDB):
 /// items, folder listings and the change-feed cursor, so a remount starts warm. It mirrors
 /// `ItemCache`; writes are queued to a background queue in order, so listing a folder never
-/// waits for the disk. Losing it loses nothing but a cold start.
+/// waits for the disk, and what piles up meanwhile is written in one transaction. Losing it
+/// loses nothing but a cold start, so it is not fsynced per commit (synchronous=NORMAL).
 public final class MetadataDatabase: Sendable {
     private let queue: DatabaseQueue
     private let writes = DispatchQueue(label: "sitefs.metadata-writes")
+    /// Writes not yet taken by the background queue (taken all at once).
+    private let pending = Mutex<(work: [@Sendable (Database) throws -> Void], scheduled: Bool)>(([], false))
     private let logger: Logger
 
     public init(path: String, logger: Logger) throws {
@@ -19,6 +23,7 @@ public final class MetadataDatabase: Sendable {
         configuration.prepareDatabase { db in
             // Outside any transaction, which is the only place SQLite accepts it.
             try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         queue = try DatabaseQueue(path: path, configuration: configuration)
         self.logger = logger
@@ -76,16 +81,16 @@ public final class MetadataDatabase: Sendable {
 
     public func save(_ items: [ProviderItem]) {
         enqueue { db in
+            let statement = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO items (site, id, parent, name, kind, size, created, modified, created_by,
+                                              modified_by, version, capabilities)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
             for item in items {
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO items (site, id, parent, name, kind, size, created, modified, created_by,
-                                                      modified_by, version, capabilities)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
+                try statement.execute(
                     arguments: [item.identifier.site, item.identifier.id, item.parent?.id, item.name, Self.kindName(item.kind),
                                 item.size, item.created.microseconds, item.modified.microseconds, item.createdBy,
-                                item.modifiedBy, item.version, item.capabilities.map(\.rawValue).sorted().joined(separator: ",")])
+                                item.modifiedBy, item.version, item.capabilities.list.map(\.rawValue).sorted().joined(separator: ",")])
             }
         }
     }
@@ -93,9 +98,9 @@ public final class MetadataDatabase: Sendable {
     public func saveListing(_ listing: ItemCache.Listing, of folder: ItemIdentifier) {
         enqueue { db in
             try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
+            let insert = try db.cachedStatement(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)")
             for (position, (name, child)) in zip(listing.names, listing.identifiers).enumerated() {
-                try db.execute(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)",
-                               arguments: [folder.site, folder.id, position, name, child.id])
+                try insert.execute(arguments: [folder.site, folder.id, position, name, child.id])
             }
         }
     }
@@ -148,9 +153,21 @@ public final class MetadataDatabase: Sendable {
     }
 
     private func enqueue(_ work: @escaping @Sendable (Database) throws -> Void) {
-        writes.async { [queue, logger] in
+        let schedule = pending.withLock { pending -> Bool in
+            pending.work.append(work)
+            defer { pending.scheduled = true }
+            return !pending.scheduled
+        }
+        guard schedule else { return }
+        writes.async { [self] in
+            let batch = pending.withLock { pending -> [@Sendable (Database) throws -> Void] in
+                defer { pending = ([], false) }
+                return pending.work
+            }
             do {
-                try queue.write(work)
+                try queue.write { db in
+                    for work in batch { try work(db) }
+                }
             } catch {
                 logger.warning("metadata cache write failed (a remount will start colder): \(error)")
             }
@@ -180,6 +197,6 @@ public final class MetadataDatabase: Sendable {
             parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
             name: row["name"], kind: kind, size: row["size"],
             created: Timestamp(microsecondsSinceEpoch: row["created"]), modified: Timestamp(microsecondsSinceEpoch: row["modified"]),
-            createdBy: row["created_by"], modifiedBy: row["modified_by"], version: row["version"], capabilities: Set(capabilities))
+            createdBy: row["created_by"], modifiedBy: row["modified_by"], version: row["version"], capabilities: Capabilities(capabilities))
     }
 }

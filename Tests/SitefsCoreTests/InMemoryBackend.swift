@@ -66,7 +66,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     static func item(_ identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: ProviderItem.Kind, readOnly: Bool) -> ProviderItem {
-        let capabilities: Set<Capability>
+        let capabilities: Capabilities
         switch (kind, readOnly) {
         case (_, true): capabilities = [.read]
         case (.file, false): capabilities = [.read, .write, .rename, .delete]
