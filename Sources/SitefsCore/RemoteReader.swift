@@ -10,9 +10,9 @@ import SystemPackage
 /// The kernel reads ahead on several threads at once and out of order, so "sequential" is
 /// judged by distance from the furthest byte asked for, not by exact succession: reads
 /// near it double the window (up to a limit), a far one resets it. A read covered by a
-/// fetch already in flight waits for that fetch instead of asking again, and once a reader
-/// is into the newest window, the next one is fetched in the background, so the transfer
-/// does not stall between requests. At most a few windows are kept in memory.
+/// fetch already in flight waits for that fetch instead of asking again, and a sequential
+/// reader keeps up to `aheadWindows` windows being fetched in the background ahead of it,
+/// so the transfer does not stall between requests. At most a few windows are kept.
 final class RemoteReader: @unchecked Sendable {
     let identifier: ItemIdentifier
     let version: String
@@ -20,7 +20,8 @@ final class RemoteReader: @unchecked Sendable {
     private let backend: any DocumentBackend
     private let maximumWindow: Int
     private static let initialWindow = 128 << 10
-    private static let keptSegments = 3
+    private static let keptSegments = 4
+    private static let aheadWindows = 2
 
     private struct Segment {
         let start: Int64
@@ -80,14 +81,14 @@ final class RemoteReader: @unchecked Sendable {
         return fetch
     }
 
-    /// The next window to fetch in the background when a read reached the second half of
-    /// the newest one and nothing beyond it is being fetched. Call with `condition` locked.
+    /// The next window to fetch in the background, when a read of the stream has fewer than
+    /// `aheadWindows` windows ahead of it fetched or being fetched. Call with `condition` locked.
     private func nextPrefetch(after range: ClosedRange<Int64>, in segment: Segment) -> ClosedRange<Int64>? {
-        guard segment.end == streamEnd, segment.end < size,
-              range.upperBound >= segment.start + Int64(segment.bytes.count / 2),
-              !fetching.contains(where: { $0.upperBound >= segment.end }) else { return nil }
+        guard streamEnd < size, segment.end >= streamEnd - Int64(Self.aheadWindows * window),
+              streamEnd - range.upperBound < Int64(Self.aheadWindows * window),
+              fetching.count < Self.aheadWindows else { return nil }
         window = min(window * 2, maximumWindow)
-        let fetch = segment.end...(min(size, segment.end + Int64(window)) - 1)
+        let fetch = streamEnd...(min(size, streamEnd + Int64(window)) - 1)
         fetching.append(fetch)
         streamEnd = fetch.upperBound + 1
         return fetch

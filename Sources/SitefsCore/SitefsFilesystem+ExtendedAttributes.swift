@@ -24,6 +24,9 @@ extension SitefsFilesystem {
             guard name == Self.statusAttribute else { throw .noData }
             return Array(statusJSON().utf8)
         }
+        // `ls -l` asks every file for security.selinux and the POSIX ACLs: answered without
+        // looking anything up.
+        guard Self.itemAttributes.contains(name) else { throw .noData }
         let item = try currentItem(try identifier(of: inode))
         let value: String
         switch name {

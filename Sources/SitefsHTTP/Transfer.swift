@@ -69,6 +69,7 @@ struct Transfer {
         try handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(context.errorBuffer))
         try handle.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         try handle.set(CURLOPT_HEADERDATA, pointer: userdata)
+        try handle.set(CURLOPT_BUFFERSIZE, 512 << 10)  // received in larger pieces (default 16 KiB)
         try handle.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         try handle.set(CURLOPT_WRITEDATA, pointer: userdata)
         try handle.set(CURLOPT_HTTPHEADER, headers: headers.raw)
@@ -89,6 +90,8 @@ struct Transfer {
             }
             return
         }
+        // Bigger pieces than libcurl's 64 KiB default: fewer callbacks and writes per upload.
+        try handle.set(CURLOPT_UPLOAD_BUFFERSIZE, 1 << 20)
         try handle.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
         try handle.set(CURLOPT_READDATA, pointer: userdata)
         try handle.set(CURLOPT_SEEKFUNCTION, seekCallback: curlSeekCallback)

@@ -29,9 +29,16 @@ public final class ItemCache: Sendable {
         }
     }
 
-    private struct Cached {
-        var item: ProviderItem
-        var fetchedAt: ContinuousClock.Instant
+    /// A class, so the dictionary's buckets (twice as many as entries, at worst) hold a
+    /// pointer rather than the whole item: at 100,000 items that halves the memory.
+    private final class Cached: @unchecked Sendable {  // immutable; replaced, never changed
+        let item: ProviderItem
+        let fetchedAt: ContinuousClock.Instant
+
+        init(item: ProviderItem, fetchedAt: ContinuousClock.Instant) {
+            self.item = item
+            self.fetchedAt = fetchedAt
+        }
     }
 
     private struct State {

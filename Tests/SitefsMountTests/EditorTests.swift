@@ -235,4 +235,37 @@ struct EditorTests {
         // The lock file git made while committing is gone from the server too.
         #expect(try fixture.serverItem("Harbour Tower/repo/.git/index.lock") == nil)
     }
+
+    @Test func locksWorkLocallyAndTheModificationTimeStaysPutOnceUploaded() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        let path = "Harbour Tower/schedule.txt"
+        _ = try fixture.shell("echo week 1 > '\(path)'")
+        let before = try fixture.shell("stat -c '%y %h' '\(path)'").out
+        try sync(fixture)
+        // Same time to the microsecond (what the server keeps), one link, as LibreOffice expects.
+        #expect(try fixture.shell("stat -c '%y %h' '\(path)'").out == before)
+        #expect(before.hasSuffix(" 1\n"), "\(before)")
+        let server = try #require(try fixture.serverItem(path))
+        let shownMicros = try fixture.shell("stat -c '%.6Y' '\(path)'").out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(shownMicros.replacingOccurrences(of: ".", with: "") == String(server.modifiedAt.microseconds), "\(shownMicros) vs \(server.modifiedAt)")
+        // flock and POSIX locks are kept by the kernel: a second holder is refused.
+        let flock = try fixture.shell("flock -n '\(path)' -c \"flock -n '\(path)' -c true && echo second-got-it || echo refused\"")
+        #expect(flock.out == "refused\n", "flock: \(flock.out) \(flock.err)")
+        let posix = try run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            pid = os.fork()
+            if pid == 0:
+                other = os.open(sys.argv[1], os.O_RDWR)
+                try:
+                    fcntl.lockf(other, fcntl.LOCK_EX | fcntl.LOCK_NB); os._exit(1)
+                except OSError:
+                    os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            print("refused" if os.WEXITSTATUS(status) == 0 else "granted twice")
+            """, fixture.path(path)])
+        #expect(posix.out == "refused\n", "POSIX lock: \(posix.out) \(posix.err)")
+    }
 }
