@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "SitefsCoreTests",
             dependencies: [
-                "SitefsCore", "SitefsProvider", "SitefsAPI",
+                "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsAPI",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -21,6 +21,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var bytesFetched = 0
         var failure: ProviderError?
         var fetchDelay: Double = 0
+        /// Uploads stop halfway (progress reported) until this is cleared.
+        var holdUploadsHalfway = false
     }
 
     let state = Mutex(State())
@@ -29,6 +31,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
     /// Makes downloads slow, so concurrent opens overlap.
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
+    /// Makes uploads report half their bytes sent and wait there until released.
+    func holdUploadsHalfway(_ hold: Bool) { state.withLock { $0.holdUploadsHalfway = hold } }
     func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
     var bytesFetched: Int { state.withLock { $0.bytesFetched } }
 
@@ -166,6 +170,9 @@ final class InMemoryBackend: DocumentBackend, Sendable {
                        progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("modifyContent")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
+        progress?.update(sent: Int64(data.count / 2))
+        while state.withLock({ $0.holdUploadsHalfway }) { usleep(5_000) }
+        progress?.update(sent: Int64(data.count))
         return try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[file] else { throw .notFound }
             if let baseVersion, baseVersion != node.item.version { throw .versionMismatch(current: node.item) }

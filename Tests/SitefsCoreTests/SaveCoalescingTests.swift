@@ -1,6 +1,7 @@
 import Foundation
 import SitefsCore
 import SitefsProvider
+import SitefsStore
 import SystemPackage
 import Testing
 
@@ -156,5 +157,29 @@ import Testing
         #expect(throws: Errno.notSupported) {
             try harness.filesystem.setExtendedAttribute(inode, name: "user.tag", value: [1], flags: 0, context: harness.context)
         }
+    }
+
+    @Test func statusShowsEachUploadsProgress() throws {
+        let (harness, _, document, siteInode) = try harnessWithDocument(delay: .zero)
+        defer { harness.remove() }
+        harness.backend.holdUploadsHalfway(true)
+        defer { harness.backend.holdUploadsHalfway(false) }
+        let inode = try harness.lookup(siteInode, "doc.odt").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: harness.context).handle
+        try harness.write(inode, handle: handle, [UInt8](repeating: 7, count: 10_000))
+        harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        let deadline = Date().addingTimeInterval(10)
+        var progress: [Uploader.Status.Progress] = []
+        while progress.first?.sent != 5_000 && Date() < deadline {
+            usleep(10_000)
+            progress = harness.filesystem.uploadStatus.progress
+        }
+        #expect(progress.count == 1)
+        #expect(progress.first?.name == "doc.odt" && progress.first?.sent == 5_000 && progress.first?.total == 10_000)
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "uploading")
+        harness.backend.holdUploadsHalfway(false)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: document)?.count == 10_000)
+        #expect(harness.filesystem.uploadStatus.progress.isEmpty)
     }
 }

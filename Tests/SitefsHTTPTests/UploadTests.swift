@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SitefsHTTP
+import Synchronization
 
 /// Bodies stream from disk with a known length; the server checks them without buffering.
 @Suite struct UploadTests {
@@ -13,10 +14,15 @@ import Testing
 
         try withTestServer { server in
             let client = HTTPClient(baseURL: server.baseURL, timeouts: testTimeouts)
-            let request = HTTPRequest(method: .put, path: "/checksum", body: .file(path: path), appliesOverallTimeout: false)
+            var request = HTTPRequest(method: .put, path: "/checksum", body: .file(path: path), appliesOverallTimeout: false)
+            // Progress reports climb to the whole body (what `sitefs status` shows per upload).
+            let reports = Mutex<[Int64]>([])
+            request.onBodyProgress = { sent in reports.withLock { $0.append(sent) } }
             let response = try client.send(request)
             #expect(response.status == 200)
             #expect(text(response.body) == expected)
+            let seen = reports.withLock { $0 }
+            #expect(seen.count > 10 && seen.last == Int64(length) && seen.contains { $0 > 0 && $0 < Int64(length) })
             // libcurl would otherwise ask for 100-continue on a body this large.
             #expect(response.headers["x-saw-expect"] == "no")
         }
