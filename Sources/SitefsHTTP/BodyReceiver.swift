@@ -39,12 +39,17 @@ final class BodyReceiver {
         if ownsDescriptor, case .descriptor(let descriptor, _, _) = target { close(descriptor) }
     }
 
-    /// Takes one piece of the body of a response with the given status.
-    func receive(_ chunk: UnsafeRawBufferPointer, status: Int) throws(HTTPClientError) {
+    /// Takes one piece of the body of a response with the given status. `declaredLength`
+    /// (Content-Length) is read once, on the first piece kept in memory: the buffer is sized
+    /// for the whole body, so a multi-megabyte range is not copied again at every doubling.
+    func receive(_ chunk: UnsafeRawBufferPointer, status: Int, declaredLength: @autoclosure () -> Int? = nil) throws(HTTPClientError) {
         defer { length += Int64(chunk.count) }
         switch target {
         case .memory(let limit):
             guard body.count + chunk.count <= limit else { throw .responseTooLarge(limit: limit) }
+            if body.isEmpty, let declared = declaredLength(), declared > chunk.count, declared <= limit {
+                body.reserveCapacity(declared)
+            }
             body.append(contentsOf: chunk)
         case _ where !(200..<300).contains(status):
             let room = ResponseSink.errorBodyLimit - body.count

@@ -26,7 +26,8 @@ func curlWriteCallback(
     guard let userdata else { return 0 }
     let context = TransferContext.from(userdata)
     do {
-        try context.receiver.receive(UnsafeRawBufferPointer(start: data, count: length), status: context.headerParser.status)
+        try context.receiver.receive(UnsafeRawBufferPointer(start: data, count: length), status: context.headerParser.status,
+                                     declaredLength: context.headerParser.headers["Content-Length"].flatMap(Int.init))
         return length
     } catch {
         context.failure = error
