@@ -77,6 +77,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
             case .updated(let serverItem):
                 let item = filesystem.namespace.view(serverItem)  // renames not sent yet still show
                 let previous = cache.item(item.identifier)
+                // A new file of that name is being created here: this is that create (its
+                // outcome brings the item in) or a file it will not overwrite (see
+                // LocalNamespace.complete). Listing it now would show the name twice.
+                if previous == nil, let parent = item.parent, filesystem.namespace.created(named: item.name, in: parent) != nil {
+                    continue
+                }
                 if let moved = cache.upsert(item), let parent = table.existingInode(for: moved.parent) {
                     entries.append((parent, moved.name))
                 }

@@ -83,6 +83,14 @@ final class LocalNamespace: Sendable {
                 present.insert(identifier)
             }
             for item in state.created.values where item.parent == folder && !present.contains(item.identifier) {
+                // A new file hides a server item of its name: that is either its own create,
+                // made before a restart whose answer never came (the upload resolves it), or
+                // someone else's file, which the upload then keeps (saving this one under a
+                // conflict name). Either way one name, one file.
+                if let index = names.firstIndex(of: item.name) {
+                    names.remove(at: index)
+                    identifiers.remove(at: index)
+                }
                 names.append(item.name)
                 identifiers.append(item.identifier)
             }

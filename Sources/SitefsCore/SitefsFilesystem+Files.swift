@@ -279,7 +279,14 @@ extension SitefsFilesystem {
         copy.condition.lock()
         defer { copy.condition.unlock() }
         guard copy.dirty, !copy.unlinked else { return }
-        let known = cache.item(copy.identifier)
+        // A file only here is known by the namespace for sure (a listing may have refreshed
+        // the cache without it); its job must name where to create it.
+        let known = copy.identifier.isLocal ? namespace.created(copy.identifier) ?? cache.item(copy.identifier)
+                                            : cache.item(copy.identifier)
+        if copy.identifier.isLocal, known?.parent == nil {
+            logger.error("cannot save \(copy.identifier): the new file's folder is unknown")
+            throw .ioError
+        }
         if copy.identifier.isLocal, let known, LocalOnlyNames.matches(known.name) {
             copy.dirty = false  // a lock or swap file: its content lives in the local copy only
             return
@@ -354,7 +361,12 @@ extension SitefsFilesystem {
             cache.upsert(namespace.view(item))
             namespace.removeCreated(job.identifier)
             cache.remove(job.identifier)
-            if let shown, shown.name != item.name { invalidateEntry(in: shown.parent, named: shown.name) }
+            if let shown, shown.name != item.name {
+                // Saved under a conflict name: the name it had shown belongs to the server's
+                // file, which the listing left out while this one was pending.
+                if let parent = shown.parent { cache.forgetListing(of: parent) }
+                invalidateEntry(in: shown.parent, named: shown.name)
+            }
         case .failed:
             break  // the snapshot stays in the journal for `sitefs retry`
         }

@@ -38,6 +38,7 @@ extension SitefsFilesystem {
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .file else { throw .isDirectory }
         if item.identifier.isLocal {
+            logger.debug("unlink \(item.name): a file only here (\(item.identifier))")
             try discard(item, in: parent)
             return
         }
@@ -46,6 +47,7 @@ extension SitefsFilesystem {
            try adoptAsSuccessor(successor, of: item, undoing: rename) {
             return  // vim's save: the new file became a new version of the original
         }
+        logger.debug("unlink \(item.name): delete \(item.identifier) on the server")
         try deleteOnServer(item, in: folder)
     }
 
@@ -91,20 +93,31 @@ extension SitefsFilesystem {
         }
     }
 
-    /// Deletes a file that exists only here: it never reaches the server. If its upload has
-    /// started, that is waited for and the file deleted on the server instead.
+    /// Deletes a file that exists only here: it never reaches the server. If it may be there
+    /// already (its create in flight, or resumed after a restart), that create is waited for
+    /// and the file deleted on the server instead.
     private func discard(_ item: ProviderItem, in parent: InodeNumber) throws(Errno) {
-        if uploader.isInFlight(item.identifier) {
-            guard uploader.waitUntilIdle(item.identifier, timeout: configuration.uploadWaitForRename) else {
-                logger.warning("delete \(item.name): its upload is still in flight")
-                throw .ioError
-            }
-            let now = try child(named: item.name, of: parent)
-            guard !now.identifier.isLocal else { throw .ioError }
-            try deleteOnServer(now, in: try writableFolder(parent))
+        if uploader.discardIfNotSent(item.identifier) {
+            forgetDeleted(item.identifier)
             return
         }
-        forgetDeleted(item.identifier)
+        let created = try createdOnServer(item, in: parent, for: "delete")
+        try deleteOnServer(created, in: try writableFolder(parent))
+    }
+
+    /// Waits for the create of a new file that may be on the server already and returns the
+    /// server item it became (EIO when that does not happen within the wait).
+    private func createdOnServer(_ item: ProviderItem, in parent: InodeNumber, for operation: String) throws(Errno) -> ProviderItem {
+        guard uploader.waitUntilIdle(item.identifier, timeout: configuration.uploadWaitForRename) else {
+            logger.warning("\(operation) \(item.name): its upload to the server has not finished yet")
+            throw .ioError
+        }
+        let now = try child(named: item.name, of: parent)
+        guard !now.identifier.isLocal else {
+            logger.warning("\(operation) \(item.name): its upload to the server failed; see `sitefs status`")
+            throw .ioError
+        }
+        return now
     }
 
     private func flushRenames(before operation: @autoclosure () -> String) throws(Errno) {
@@ -126,10 +139,10 @@ extension SitefsFilesystem {
         guard from.identifier.site == to.identifier.site else { throw .improperLink }  // EXDEV: mv copies instead
         if ItemName.violation(of: targetName) != nil { throw .invalidArgument }
 
-        if source.identifier.isLocal, uploader.isInFlight(source.identifier) {
-            // Being created on the server right now: rename what that creates.
-            guard uploader.waitUntilIdle(source.identifier, timeout: configuration.uploadWaitForRename) else { throw .ioError }
-            source = try child(named: source.name, of: parent)
+        if source.identifier.isLocal, uploader.mayBeOnServer(source.identifier) {
+            // Being created on the server (or perhaps created before a restart): rename what
+            // that creates.
+            source = try createdOnServer(source, in: parent, for: "rename")
         }
         var target: ProviderItem?
         if let existing = try listing(of: to.identifier).identifier(named: targetName) {
@@ -153,8 +166,12 @@ extension SitefsFilesystem {
             }
         }
         if source.kind == .file, target == nil {
+            logger.debug("rename \(source.name) to \(targetName): \(source.identifier.isLocal ? "a file only here" : "queued") (\(source.identifier))")
             if source.identifier.isLocal {
-                moveLocal(source, to: to.identifier, named: targetName)
+                if !moveLocal(source, to: to.identifier, named: targetName) {
+                    // Its create started just now: rename what that creates.
+                    try queueRename(try createdOnServer(source, in: parent, for: "rename"), to: to.identifier, named: targetName)
+                }
             } else {
                 try queueRename(source, to: to.identifier, named: targetName)
             }
@@ -163,14 +180,20 @@ extension SitefsFilesystem {
         try renameOnServer(source, from: from, to: to, named: targetName, replacing: target)
     }
 
-    /// A file only here changes name: it will be created under the new one.
-    private func moveLocal(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) {
+    /// A file only here changes name: it will be created under the new one. False (nothing
+    /// changed) when its create may have reached the server already.
+    private func moveLocal(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) -> Bool {
         var moved = item
         moved.parent = folder
         moved.name = name
+        // Shown under the new name first, so a save made meanwhile already goes there.
         namespace.addCreated(moved)
         cache.upsert(moved)
-        _ = uploader.retarget(item.identifier, name: name, parent: folder)
+        guard uploader.retarget(item.identifier, name: name, parent: folder) else {
+            namespace.addCreated(item)
+            cache.upsert(item)
+            return false
+        }
         // A lock or temp name given a real one: from now on it is a document to upload.
         if LocalOnlyNames.matches(item.name), !LocalOnlyNames.matches(name),
            let copy = copies.withLock({ $0[item.identifier] }) {
@@ -179,6 +202,7 @@ extension SitefsFilesystem {
             copy.condition.unlock()
             try? save(copy)
         }
+        return true
     }
 
     /// A server file's rename is shown at once and sent after the settle delay.

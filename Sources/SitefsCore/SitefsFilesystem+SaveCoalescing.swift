@@ -52,7 +52,7 @@ extension SitefsFilesystem {
     /// new file becomes a new version of the original. False when either is already on its
     /// way to the server (then the delete goes ahead as asked).
     func adoptAsSuccessor(_ successor: ProviderItem, of original: ProviderItem, undoing rename: Uploader.RenameJob) throws(Errno) -> Bool {
-        guard !uploader.isInFlight(successor.identifier), uploader.cancelRename(of: original.identifier) else { return false }
+        guard !uploader.mayBeOnServer(successor.identifier), uploader.cancelRename(of: original.identifier) else { return false }
         var restored = original
         restored.name = rename.serverName
         restored.parent = rename.serverParent

@@ -14,25 +14,51 @@ extension Uploader {
     func attempt(_ job: Job) -> Outcome {
         if job.createsFile { return applyingModificationTime(create(job)) }
         let progress = progressCounter(for: job)
+        var job = job
         var outcome: Outcome
-        switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-            try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath,
-                                      modified: job.modified, progress: progress)
-        }) {
-        case .success(let item):
-            logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
-            outcome = .uploaded(job, item)
-        case .failure(.versionMismatch(let current)):
-            outcome = saveAsConflict(job, current: current)
-        case .failure(.notFound) where isCancelled(job):
-            outcome = .failed(job, .notFound)  // deleted here on purpose: nothing to keep
-        case .failure(.notFound):
-            outcome = recreate(job)
-        case .failure(let error):
-            if case .unreachable = error {} else { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
-            outcome = .failed(job, error)
+        var sawOwnEarlierSave = false
+        while true {
+            switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+                try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath,
+                                          modified: job.modified, progress: progress)
+            }) {
+            case .success(let item):
+                logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
+                outcome = .uploaded(job, item)
+            case .failure(.versionMismatch(let current)):
+                let current = current ?? serverItem(for: job)
+                if !sawOwnEarlierSave, let current, holdsPredecessor(of: job, item: current) {
+                    // Our own save from before the restart: this one goes on top of it.
+                    logger.info("\(job.name): the server has this mount's earlier save (its answer was lost); uploading the newer one over it")
+                    condition.lock()
+                    rebaseFollower(of: job.identifier, from: job.baseVersion, to: current.version)
+                    condition.unlock()
+                    job.baseVersion = current.version
+                    sawOwnEarlierSave = true
+                    continue
+                }
+                outcome = saveAsConflict(job, current: current)
+            case .failure(.notFound) where isCancelled(job):
+                outcome = .failed(job, .notFound)  // deleted here on purpose: nothing to keep
+            case .failure(.notFound):
+                outcome = recreate(job)
+            case .failure(let error):
+                if case .unreachable = error {} else { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
+                outcome = .failed(job, error)
+            }
+            return applyingModificationTime(outcome)
         }
-        return applyingModificationTime(outcome)
+    }
+
+    /// The server's metadata of the job's item (transient failures retried), nil if gone.
+    private func serverItem(for job: Job) -> ProviderItem? {
+        try? retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) }).get()
+    }
+
+    /// True when the server's current version of `item` is exactly the job's predecessor.
+    private func holdsPredecessor(of job: Job, item: ProviderItem) -> Bool {
+        guard let predecessor = job.predecessor, item.kind == .file, item.size == predecessor.size else { return false }
+        return serverHolds(predecessor.stagedPath, item: item.identifier, version: item.version, for: job)
     }
 
     private func progressCounter(for job: Job) -> TransferProgress? {
@@ -56,9 +82,24 @@ extension Uploader {
                 logger.info("created \(item.name) (\(job.size) bytes, version \(item.version))")
                 return .created(job, item)
             case .failure(.nameTaken) where attempt == 0:
-                if let ours = existingCopy(of: job, named: name, in: parent) {
-                    logger.info("created \(ours.name) (confirmed after a lost response)")
-                    return .created(job, ours)
+                let existing = existingItem(named: name, in: parent, for: job)
+                if let existing, existing.kind == .file, existing.size == job.size,
+                   serverHolds(job.stagedPath, item: existing.identifier, version: existing.version, for: job) {
+                    logger.info("created \(existing.name) (confirmed after a lost response)")
+                    return .created(job, existing)
+                }
+                if let existing, holdsPredecessor(of: job, item: existing) {
+                    // Created before a restart from an earlier save of this file: this save
+                    // is its next version.
+                    logger.info("\(name): the server has this mount's earlier save (its answer was lost); uploading the newer one over it")
+                    switch retrying(job, { () throws(ProviderError) -> ProviderItem in
+                        try backend.modifyContent(of: existing.identifier, baseVersion: existing.version, contentsOf: job.stagedPath,
+                                                  modified: job.modified, progress: progress)
+                    }) {
+                    case .success(let item): return .created(job, item)
+                    case .failure(.versionMismatch), .failure(.notFound): break  // changed meanwhile: a conflict name after all
+                    case .failure(let error): return .failed(job, error)
+                    }
                 }
                 name = ConflictName.make(for: job.name, user: userName, at: Date())
                 logger.warning("\(job.name) exists on the server already; the new file is saved as \(name)")
@@ -70,34 +111,34 @@ extension Uploader {
         return .failed(job, .nameTaken(name))
     }
 
-    /// The item named `name` in `parent` if it holds exactly the job's content.
-    private func existingCopy(of job: Job, named name: String, in parent: ItemIdentifier) -> ProviderItem? {
+    /// The server's item named `name` in `parent`, if any (nil too when it cannot be listed).
+    /// Transient failures are retried: a spurious "no" here would make a conflict copy.
+    private func existingItem(named name: String, in parent: ItemIdentifier, for job: Job) -> ProviderItem? {
         var token: PageToken?
         repeat {
-            guard let page = try? backend.children(of: parent, after: token, limit: 500) else { return nil }
-            if let item = page.items.first(where: { $0.name == name }) {
-                return item.kind == .file && item.size == job.size && serverHolds(job, item: item.identifier, version: item.version)
-                    ? item : nil
-            }
+            guard case .success(let page) = retrying(job, { () throws(ProviderError) -> Page in
+                try backend.children(of: parent, after: token, limit: 500)
+            }) else { return nil }
+            if let item = page.items.first(where: { $0.name == name }) { return item }
             token = page.next
         } while token != nil
         return nil
     }
 
-    private func retrying(_ job: Job, _ call: () throws(ProviderError) -> ProviderItem) -> Result<ProviderItem, ProviderError> {
+    private func retrying<Value>(_ job: Job, _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {
         retrying("upload of \(job.name)", giveUp: { supersededOrStopping(job) }, call)
     }
 
     /// Runs `call`, retrying transient failures with backoff from 250 ms to 30 s until it
     /// works, fails for good, or `giveUp` says the attempt is moot.
-    func retrying(_ what: @autoclosure () -> String, giveUp: () -> Bool,
-                  _ call: () throws(ProviderError) -> ProviderItem) -> Result<ProviderItem, ProviderError> {
+    func retrying<Value>(_ what: @autoclosure () -> String, giveUp: () -> Bool,
+                         _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {
         var delay: Duration = .milliseconds(250)
         while true {
             do {
-                let item = try call()
+                let value = try call()
                 setSignInRequired(false)
-                return .success(item)
+                return .success(value)
             } catch {
                 let waitForSignIn: Bool
                 if case .notAuthenticated = error { waitForSignIn = true } else { waitForSignIn = false }
@@ -131,10 +172,10 @@ extension Uploader {
     }
 
     private func saveAsConflict(_ job: Job, current: ProviderItem?) -> Outcome {
-        let current = current ?? (try? backend.item(job.identifier))
+        let current = current ?? serverItem(for: job)
         // A retried upload whose first attempt did reach the server (the answer was lost)
         // finds its own content there: that is success, not a conflict.
-        if let current, current.size == job.size, serverHolds(job, item: job.identifier, version: current.version) {
+        if let current, current.size == job.size, serverHolds(job.stagedPath, item: job.identifier, version: current.version, for: job) {
             logger.info("uploaded \(job.name) (confirmed after a lost response, version \(current.version))")
             return .uploaded(job, current)
         }
@@ -153,19 +194,20 @@ extension Uploader {
         }
     }
 
-    /// True when the server's `version` has exactly the bytes of the job's snapshot.
-    private func serverHolds(_ job: Job, item: ItemIdentifier, version: String) -> Bool {
-        let path = job.stagedPath + ".compare"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        defer {
-            close(descriptor)
-            unlink(path)
-        }
-        guard (try? backend.fetchContent(of: item, version: version, range: nil, ifNoneMatch: nil,
-                                         into: .file(descriptor: descriptor, offset: 0))) != nil
-        else { return false }
-        return FileComparison.sameBytes(job.stagedPath, path)
+    /// True when the server's `version` has exactly the bytes of the snapshot at `snapshot`.
+    /// Transient failures are retried (for `job`): a spurious "no" would make a conflict copy.
+    private func serverHolds(_ snapshot: String, item: ItemIdentifier, version: String, for job: Job) -> Bool {
+        let path = snapshot + ".compare"
+        let fetched = retrying(job, { () throws(ProviderError) -> FetchOutcome in
+            let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw .localIO(path) }
+            defer { close(descriptor) }
+            return try backend.fetchContent(of: item, version: version, range: nil, ifNoneMatch: nil,
+                                            into: .file(descriptor: descriptor, offset: 0))
+        })
+        defer { unlink(path) }
+        guard case .success = fetched else { return false }
+        return FileComparison.sameBytes(snapshot, path)
     }
 
     private func recreate(_ job: Job) -> Outcome {

@@ -22,6 +22,20 @@ extension Uploader {
         /// an existing file or deleted within it never costs an upload. Not persisted: a save
         /// resumed from the journal is due at once.
         var notBefore: ContinuousClock.Instant = .now
+        /// An older snapshot of the same file, resumed from the journal together with this
+        /// one: it may have been in flight when the last run ended, so the server may hold it
+        /// with the answer lost. A 412 (or, for a new file, a name taken) where the server has
+        /// exactly that snapshot is this mount's own earlier save, not someone else's edit.
+        /// Its journal row and file stay until this job is done.
+        var predecessor: Predecessor?
+        /// Read back from the journal at start: it may have been in flight when the last run
+        /// ended, so a newer save that replaces it keeps it as its `predecessor`.
+        var resumed = false
+
+        struct Predecessor: Sendable {
+            let stagedPath: String
+            let size: Int64
+        }
 
         public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
                     baseVersion: String?, modified: Timestamp?) {

@@ -61,8 +61,10 @@ final class UploadJournal: Sendable {
     }
 
     /// Forgets a save that a newer one of the same file replaced.
-    func drop(_ job: Uploader.Job) {
-        _ = try? queue.write { db in try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath]) }
+    func drop(_ job: Uploader.Job) { drop(stagedPath: job.stagedPath) }
+
+    func drop(stagedPath: String) {
+        _ = try? queue.write { db in try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [stagedPath]) }
     }
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so

@@ -31,22 +31,22 @@ public final class Uploader: @unchecked Sendable {
     public var onRenameOutcome: (@Sendable (RenameOutcome) -> Void)?
     let condition = NSCondition()
     // Guarded by `condition`:
-    private var queued: [ItemIdentifier: Job] = [:]
-    private var order: [ItemIdentifier] = []
-    private var inFlight: [ItemIdentifier: Job] = [:]
-    private var failures: [ItemIdentifier: (Job, String)] = [:]
-    private var conflicts: [Status.Conflict] = []
+    var queued: [ItemIdentifier: Job] = [:]
+    var order: [ItemIdentifier] = []
+    var inFlight: [ItemIdentifier: Job] = [:]
+    var failures: [ItemIdentifier: (Job, String)] = [:]
+    var conflicts: [Status.Conflict] = []
     var renames: [ItemIdentifier: RenameJob] = [:]
-    private var renameOrder: [ItemIdentifier] = []
+    var renameOrder: [ItemIdentifier] = []
     var renamesInFlight: [ItemIdentifier: RenameJob] = [:]
     /// Bytes sent so far per upload in flight.
     var sent: [ItemIdentifier: TransferProgress] = [:]
     /// Finished work whose outcome is still being reported: waiters wait for these too,
     /// so "idle" means the filesystem has also seen the result.
-    private var reporting: [ItemIdentifier: Int] = [:]
+    var reporting: [ItemIdentifier: Int] = [:]
     /// Per item, the last upload that succeeded: the version it was based on and the one it
     /// produced. A save based on the former builds on our own upload, so it is rebased.
-    private var lastUploaded: [ItemIdentifier: (base: String?, result: String)] = [:]
+    var lastUploaded: [ItemIdentifier: (base: String?, result: String)] = [:]
     /// Modification times set while an upload of the item was in flight, applied after it.
     var lateModified: [ItemIdentifier: Timestamp] = [:]
     var signInRequired = false
@@ -56,6 +56,10 @@ public final class Uploader: @unchecked Sendable {
     /// Items being deleted on the server right now: a 404 for one of their uploads is that
     /// delete, not someone else's, so the file must not be created again.
     var deleting: Set<ItemIdentifier> = []
+    /// New files whose create was resumed from the journal and has not finished since: the
+    /// run before may have created them already (killed before the answer arrived), so they
+    /// cannot simply be dropped or retargeted; the create must finish first (`mayBeOnServer`).
+    var unconfirmedCreations: Set<ItemIdentifier> = []
     var stopping = false
     private var threads: [Thread] = []
 
@@ -91,7 +95,8 @@ public final class Uploader: @unchecked Sendable {
             if let failure {
                 failures[job.identifier] = (job, failure)
             } else {
-                enqueueLocked(job, delay: .zero)
+                enqueueLocked(job, delay: .zero, resuming: true)
+                if job.createsFile { unconfirmedCreations.insert(job.identifier) }
                 resumed += 1
             }
         }
@@ -116,30 +121,58 @@ public final class Uploader: @unchecked Sendable {
         condition.broadcast()
     }
 
-    private func enqueueLocked(_ job: Job, delay: Duration) {
+    /// Queues a save, replacing an older one of the same file. The oldest save resumed from
+    /// the journal is kept as the newer one's `predecessor` instead of being dropped: it is
+    /// the one that may have been in flight when the last run ended.
+    private func enqueueLocked(_ job: Job, delay: Duration, resuming: Bool = false) {
         var job = job
         job.notBefore = .now + delay
+        job.resumed = resuming
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
             if replaced.stagedPath != job.stagedPath {
-                journal.drop(replaced)
-                unlink(replaced.stagedPath)
+                if replaced.resumed && replaced.predecessor == nil {
+                    job.predecessor = Job.Predecessor(stagedPath: replaced.stagedPath, size: replaced.size)
+                } else {
+                    job.predecessor = job.predecessor ?? replaced.predecessor
+                    journal.drop(replaced)
+                    unlink(replaced.stagedPath)
+                }
             }
         } else {
             order.append(job.identifier)
         }
         if let failed = failures.removeValue(forKey: job.identifier), failed.0.stagedPath != job.stagedPath {
+            job.predecessor = job.predecessor ?? failed.0.predecessor
             journal.drop(failed.0)
             unlink(failed.0.stagedPath)
         }
         queued[job.identifier] = job
     }
 
+    /// The predecessor's row and snapshot go once the job it stood behind is done.
+    func dropPredecessor(of job: Job) {
+        guard let predecessor = job.predecessor else { return }
+        journal.drop(stagedPath: predecessor.stagedPath)
+        unlink(predecessor.stagedPath)
+    }
+
+    /// An upload found the server holding this mount's own earlier save (see
+    /// `Job.predecessor`) and goes on from `version`: a save queued meanwhile on the same
+    /// base builds on it too. Call with `condition` locked.
+    func rebaseFollower(of identifier: ItemIdentifier, from base: String?, to version: String) {
+        if var follower = queued[identifier], follower.baseVersion == base {
+            follower.baseVersion = version
+            queued[identifier] = follower
+        }
+    }
+
     /// What `claim` found.
     public enum Claim: Sendable {
         /// Nothing queued for the item.
         case none
-        /// Its upload has started: too late to fold into another save; wait for it.
+        /// Its upload has started (or, resumed after a restart, may have reached the server):
+        /// too late to fold into another save; wait for it.
         case inFlight
         /// The queued save, taken out of the queue; its journal row and snapshot stay until
         /// the caller enqueues it again (under another identity) or drops it.
@@ -151,7 +184,7 @@ public final class Uploader: @unchecked Sendable {
     public func claim(_ identifier: ItemIdentifier) -> Claim {
         condition.lock()
         defer { condition.unlock() }
-        if inFlight[identifier] != nil { return .inFlight }
+        if mayBeOnServerLocked(identifier) { return .inFlight }
         guard let job = queued.removeValue(forKey: identifier) else { return .none }
         order.removeAll { $0 == identifier }
         condition.broadcast()
@@ -159,18 +192,18 @@ public final class Uploader: @unchecked Sendable {
     }
 
     /// A new file renamed before its upload: it is created under the new name. False when
-    /// its upload is already in flight.
+    /// the file may be on the server already (`mayBeOnServer`): then nothing changes.
     public func retarget(_ identifier: ItemIdentifier, name: String, parent: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        if inFlight[identifier] != nil { return false }
+        if mayBeOnServerLocked(identifier) { return false }
         if var job = queued[identifier] {
             job.name = name
             job.parent = parent
             journal.retarget(job)
             queued[identifier] = job
         }
-        if var (job, reason) = failures[identifier] {
+        if case (var job, let reason)? = failures[identifier] {
             job.name = name
             job.parent = parent
             journal.retarget(job)
@@ -179,40 +212,49 @@ public final class Uploader: @unchecked Sendable {
         return true
     }
 
-    /// The newest save recorded for an item (queued, in flight or failed), to restore a new
-    /// file's content after a restart.
-    public func latestSave(of identifier: ItemIdentifier) -> Job? {
+    /// True when a new file's create is in flight, or was resumed from the journal and may
+    /// have reached the server before the restart: deleting or renaming it must wait for
+    /// that create and then act on what it made.
+    public func mayBeOnServer(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        return mayBeOnServerLocked(identifier)
     }
 
-    /// Saves of files that are not on the server yet (restored into the mount's view at start).
-    public var pendingCreations: [Job] {
-        condition.lock()
-        defer { condition.unlock() }
-        return (Array(queued.values) + Array(inFlight.values) + failures.values.map(\.0)).filter(\.createsFile)
+    private func mayBeOnServerLocked(_ identifier: ItemIdentifier) -> Bool {
+        inFlight[identifier] != nil || unconfirmedCreations.contains(identifier)
     }
 
-    /// Snapshots the journal still refers to (everything else in staging is debris).
-    public var stagedPaths: Set<String> {
+    /// A new file deleted here before it reached the server: its saves are dropped, in one
+    /// step with the check, so no upload can start in between. False (and nothing dropped)
+    /// when it may be on the server already (`mayBeOnServer`).
+    public func discardIfNotSent(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return Set(queued.values.map(\.stagedPath) + inFlight.values.map(\.stagedPath) + failures.values.map(\.0.stagedPath))
+        if mayBeOnServerLocked(identifier) { return false }
+        cancelLocked(identifier)
+        return true
     }
 
     /// The file was deleted here: its pending saves are moot.
     public func cancel(_ identifier: ItemIdentifier) {
         condition.lock()
         defer { condition.unlock() }
+        cancelLocked(identifier)
+    }
+
+    private func cancelLocked(_ identifier: ItemIdentifier) {
+        unconfirmedCreations.remove(identifier)
         if let job = queued.removeValue(forKey: identifier) {
             order.removeAll { $0 == identifier }
             journal.drop(job)
             unlink(job.stagedPath)
+            dropPredecessor(of: job)
         }
         if let (job, _) = failures.removeValue(forKey: identifier) {
             journal.drop(job)
             unlink(job.stagedPath)
+            dropPredecessor(of: job)
         }
         if let job = inFlight[identifier] {
             cancelled.insert(identifier)
@@ -277,142 +319,11 @@ public final class Uploader: @unchecked Sendable {
         return true
     }
 
-    /// True when the item has no save queued or in flight.
-    public func isIdle(_ identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return queued[identifier] == nil && inFlight[identifier] == nil
-    }
-
-    public func hasPendingWork(_ identifier: ItemIdentifier) -> Bool { !isIdle(identifier) }
-
-    /// True when its last save failed for good (kept for `sitefs retry`).
-    public func isFailed(_ identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return failures[identifier] != nil && queued[identifier] == nil
-    }
-
-    /// True when its save has been sent and the answer is awaited.
-    public func isInFlight(_ identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inFlight[identifier] != nil
-    }
-
-    /// Waits until nothing is queued or in flight (for `identifier`, or at all), saves and
-    /// renames alike. False on timeout. Work waiting out the settle delay is made due.
-    public func waitUntilIdle(_ identifier: ItemIdentifier? = nil, timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        let now = ContinuousClock.now
-        if let identifier {
-            queued[identifier]?.notBefore = now
-            renames[identifier]?.notBefore = now
-        } else {
-            for key in queued.keys { queued[key]!.notBefore = now }
-            for key in renames.keys { renames[key]!.notBefore = now }
-        }
-        condition.broadcast()
-        while true {
-            let busy = identifier.map {
-                queued[$0] != nil || inFlight[$0] != nil || reporting[$0] != nil || renames[$0] != nil || renamesInFlight[$0] != nil
-            } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty)
-            if !busy { return true }
-            if !condition.wait(until: deadline) { return false }
-        }
-    }
-
-    public var status: Status {
-        condition.lock()
-        defer { condition.unlock() }
-        let progress = inFlight.values.sorted { $0.name < $1.name }.map { job in
-            Status.Progress(name: job.name, sent: min(sent[job.identifier]?.sent ?? 0, job.size), total: job.size)
-        }
-        return Status(pending: queued.count + inFlight.count + renames.count + renamesInFlight.count,
-                      uploading: inFlight.values.map(\.name).sorted(), progress: progress,
-                      failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
-                      conflicts: conflicts, signInRequired: signInRequired)
-    }
-
     public func shutdown() {
         condition.lock()
         stopping = true
         condition.broadcast()
         condition.unlock()
-    }
-
-    // MARK: Renames
-
-    /// Queues a rename of a server file (durable when this returns). A rename of the same
-    /// file still queued is replaced; one back to where the server has it cancels it.
-    public func enqueueRename(_ rename: RenameJob) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        var rename = rename
-        if let earlier = renames[rename.identifier] {
-            rename.serverName = earlier.serverName
-            rename.serverParent = earlier.serverParent
-        } else if let sending = renamesInFlight[rename.identifier] {
-            rename.serverName = sending.name
-            rename.serverParent = sending.parent
-        }
-        if rename.isNoOp {
-            if renames.removeValue(forKey: rename.identifier) != nil {
-                renameOrder.removeAll { $0 == rename.identifier }
-                journal.dropRename(rename.identifier)
-            }
-            return
-        }
-        try journal.recordRename(rename)
-        rename.notBefore = .now + settleDelay
-        if renames[rename.identifier] == nil { renameOrder.append(rename.identifier) }
-        renames[rename.identifier] = rename
-        condition.broadcast()
-    }
-
-    /// The rename the mount shows but the server does not have yet, if any.
-    public func pendingRename(of identifier: ItemIdentifier) -> RenameJob? {
-        condition.lock()
-        defer { condition.unlock() }
-        return renames[identifier] ?? renamesInFlight[identifier]
-    }
-
-    /// All renames not applied yet (the mount's view shows them).
-    public var pendingRenames: [RenameJob] {
-        condition.lock()
-        defer { condition.unlock() }
-        return renameOrder.compactMap { renames[$0] } + Array(renamesInFlight.values)
-    }
-
-    /// Drops a queued rename (the file's rename is folded into something else). False when
-    /// it is in flight.
-    public func cancelRename(of identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        if renamesInFlight[identifier] != nil { return false }
-        if renames.removeValue(forKey: identifier) != nil {
-            renameOrder.removeAll { $0 == identifier }
-            journal.dropRename(identifier)
-            condition.broadcast()
-        }
-        return true
-    }
-
-    /// Applies every queued rename now and waits for them (before a change made on the server
-    /// at once, which must see them). False on timeout.
-    public func flushRenames(timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        let now = ContinuousClock.now
-        for key in renames.keys { renames[key]!.notBefore = now }
-        condition.broadcast()
-        while !renames.isEmpty || !renamesInFlight.isEmpty {
-            if !condition.wait(until: deadline) { return false }
-        }
-        return true
     }
 
     // MARK: Workers
@@ -455,8 +366,7 @@ public final class Uploader: @unchecked Sendable {
             // Renames go one at a time, in the order made: a later one may take a name an
             // earlier one frees.
             if renamesInFlight.isEmpty, let first = renameOrder.first, renames[first]!.notBefore <= now {
-                let index = 0
-                let identifier = renameOrder.remove(at: index)
+                let identifier = renameOrder.removeFirst()
                 let rename = renames.removeValue(forKey: identifier)!
                 renamesInFlight[identifier] = rename
                 return .rename(rename)
@@ -486,8 +396,10 @@ public final class Uploader: @unchecked Sendable {
         let job = outcome.job
         inFlight[job.identifier] = nil
         sent[job.identifier] = nil
+        unconfirmedCreations.remove(job.identifier)
         lateModified[job.identifier] = nil
         reporting[job.identifier, default: 0] += 1
+        if case .failed = outcome {} else { dropPredecessor(of: job) }
         switch outcome {
         case .uploaded(_, let item):
             confirm(job, producing: item.version)
@@ -517,32 +429,16 @@ public final class Uploader: @unchecked Sendable {
             if cancelled.remove(job.identifier) != nil || queued[job.identifier] != nil {
                 journal.drop(job)
                 unlink(job.stagedPath)  // a newer snapshot of the same file supersedes this one
+                if job.predecessor != nil, var newer = queued[job.identifier], newer.predecessor == nil {
+                    newer.predecessor = job.predecessor  // still what the server may hold
+                    queued[job.identifier] = newer
+                } else {
+                    dropPredecessor(of: job)
+                }
             } else {
                 journal.failed(job, reason: error.description)
                 failures[job.identifier] = (job, error.description)
             }
-        }
-        condition.broadcast()
-    }
-
-    /// Bookkeeping once a rename is over. Call with `condition` locked.
-    func finishRename(_ outcome: RenameOutcome) {
-        let rename: RenameJob
-        switch outcome {
-        case .renamed(let job, _), .dropped(let job, _): rename = job
-        }
-        renamesInFlight[rename.identifier] = nil
-        reporting[rename.identifier, default: 0] += 1
-        if var follower = renames[rename.identifier] {
-            // Renamed again meanwhile: that rename starts from where this one left the item.
-            if case .renamed(_, let item) = outcome, let parent = item.parent {
-                follower.serverName = item.name
-                follower.serverParent = parent
-                renames[rename.identifier] = follower
-                try? journal.recordRename(follower)
-            }
-        } else {
-            journal.dropRename(rename.identifier)
         }
         condition.broadcast()
     }

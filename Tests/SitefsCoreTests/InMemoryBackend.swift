@@ -23,6 +23,12 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var fetchDelay: Double = 0
         /// Uploads stop halfway (progress reported) until this is cleared.
         var holdUploadsHalfway = false
+        /// Renames wait until this is cleared.
+        var holdRenames = false
+        /// This many more uploads are applied and then never answered (until released), as
+        /// when the daemon dies between the server's commit and its answer.
+        var answersToLose = 0
+        var lostAnswersReleased = false
     }
 
     let state = Mutex(State())
@@ -33,6 +39,12 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes uploads report half their bytes sent and wait there until released.
     func holdUploadsHalfway(_ hold: Bool) { state.withLock { $0.holdUploadsHalfway = hold } }
+    /// Makes renames (updates that change a name) wait until released.
+    func holdRenames(_ hold: Bool) { state.withLock { $0.holdRenames = hold } }
+    /// The next `count` uploads of content are applied, then their callers wait until
+    /// `releaseLostAnswers()` and get an error: the server has the save, the caller never knew.
+    func loseAnswers(ofNextUploads count: Int) { state.withLock { $0.answersToLose = count } }
+    func releaseLostAnswers() { state.withLock { $0.lostAnswersReleased = true } }
     func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
     var bytesFetched: Int { state.withLock { $0.bytesFetched } }
 
@@ -173,7 +185,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         progress?.update(sent: Int64(data.count / 2))
         while state.withLock({ $0.holdUploadsHalfway }) { usleep(5_000) }
         progress?.update(sent: Int64(data.count))
-        return try state.withLock { state throws(ProviderError) in
+        let (item, loseAnswer) = try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[file] else { throw .notFound }
             if let baseVersion, baseVersion != node.item.version { throw .versionMismatch(current: node.item) }
             node.content = Array(data)
@@ -182,12 +194,20 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             node.item.modified = modified ?? .now()
             state.nodes[file] = node
             state.feed.append(.updated(node.item))
-            return node.item
+            let lose = state.answersToLose > 0
+            if lose { state.answersToLose -= 1 }
+            return (node.item, lose)
         }
+        if loseAnswer {
+            while !state.withLock({ $0.lostAnswersReleased }) { usleep(5_000) }
+            throw .unreachable("test: the answer was lost")
+        }
+        return item
     }
 
     func update(_ identifier: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         try call("update")
+        while changes.name != nil && state.withLock({ $0.holdRenames }) { usleep(5_000) }
         return try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[identifier] else { throw .notFound }
             let parent = changes.parent ?? node.item.parent

@@ -3,6 +3,7 @@ import SitefsCore
 import SitefsProvider
 import SitefsStore
 import SystemPackage
+import Synchronization
 import Testing
 
 /// Editors' save sequences become one new version of the original item; new files wait
@@ -143,6 +144,73 @@ import Testing
         let created = try #require(second.backend.node(named: "draft.txt", in: site))
         #expect(second.backend.content(of: created.identifier) == Array("not sent yet".utf8))
         #expect(try second.readAll(draft) == Array("not sent yet".utf8))
+    }
+
+    @Test func aNewFileDeletedAfterARestartIsGoneFromTheServerEvenIfItsCreateHadReachedIt() throws {
+        let (first, site, _, siteInode) = try harnessWithDocument()
+        try first.rename(siteInode, "doc.odt", to: "doc2.odt")  // queued: holds new files back after the restart
+        try first.createFile(siteInode, "draft.txt", "sent before the kill")
+        // The run dies after the server created the file, before the answer arrived.
+        _ = first.backend.add("draft.txt", in: site, kind: .file, content: Array("sent before the kill".utf8))
+        first.filesystem.unmounting()
+        first.backend.holdRenames(true)
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        let secondSite = try second.lookup(.root, "Harbour").attributes.inode
+        #expect(try second.list(secondSite).filter { $0.name.description == "draft.txt" }.count == 1)
+
+        // Deleted while its create still waits behind the rename: the delete must not just
+        // drop the create, since the server may (and here does) have the file already.
+        let result = Mutex<Result<Void, Errno>?>(nil)
+        let unlinker = Thread {
+            let outcome: Result<Void, Errno>
+            do throws(Errno) { try second.unlink(secondSite, "draft.txt"); outcome = .success(()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+        }
+        unlinker.start()
+        usleep(300_000)
+        second.backend.holdRenames(false)
+        let deadline = Date().addingTimeInterval(20)
+        while result.withLock({ $0 }) == nil && Date() < deadline { usleep(10_000) }
+        let outcome = try #require(result.withLock { $0 })
+        #expect(throws: Never.self) { try outcome.get() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(second.backend.node(named: "draft.txt", in: site) == nil)
+        #expect(second.backend.node(named: "doc2.odt", in: site) != nil)
+        #expect(!(try second.list(secondSite).map(\.name.description).contains("draft.txt")))
+    }
+
+    @Test func aSaveWhoseAnswerARestartLostIsNotTakenForSomeoneElsesEdit() throws {
+        let (first, site, document, siteInode) = try harnessWithDocument(delay: .zero)
+        first.backend.loseAnswers(ofNextUploads: 1)
+        defer { first.backend.releaseLostAnswers() }
+        let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
+        func save(_ text: String) throws {
+            let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
+            try first.write(inode, handle: handle, Array(text.utf8))
+            try first.filesystem.flush(inode, handle: handle, context: first.context)
+            first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        }
+        try save("first save")
+        // The server commits it; the answer never comes (the daemon dies before it).
+        let deadline = Date().addingTimeInterval(10)
+        while first.backend.content(of: document) != Array("first save".utf8) && Date() < deadline { usleep(10_000) }
+        #expect(first.backend.content(of: document) == Array("first save".utf8))
+        try save("second save")  // queued behind the one in flight, on the same base version
+        first.filesystem.unmounting()
+
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        // The server's newer version is our own first save: the second goes on top of it,
+        // with no conflict copy.
+        #expect(second.backend.content(of: document) == Array("second save".utf8))
+        #expect(second.backend.calls("createFile") == 0)
+        #expect(second.filesystem.uploadStatus.conflicts.isEmpty)
+        #expect(second.backend.node(named: "doc.odt", in: site)?.identifier == document)
+        // Both snapshots are gone once the server has the newer one.
+        let staging = second.cacheDirectory.appendingPathComponent("staging").path
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty)
     }
 
     @Test func itemsCarryTheirServerMetadataAsExtendedAttributes() throws {

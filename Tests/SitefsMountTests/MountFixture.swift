@@ -142,7 +142,12 @@ final class MountFixture: @unchecked Sendable {
         killDaemons()
         proxy?.stop()
         server.stop()
-        try? FileManager.default.removeItem(at: root)
+        // SITEFS_TEST_KEEP=1 keeps the daemon's log, cache and journal to read after a failure.
+        if ProcessInfo.processInfo.environment["SITEFS_TEST_KEEP"] == "1" {
+            print("kept: \(root.path)")
+        } else {
+            try? FileManager.default.removeItem(at: root)
+        }
     }
 
     var isMounted: Bool {

@@ -35,6 +35,9 @@ struct MountSoakTests {
         // save of theirs (a file whose delete failed in transit comes back, as it should).
         var uncertain: Set<String> = []
         var faults = 0, kills = 0, failedOperations = 0, counter = 0
+        // SITEFS_SOAK_TRACE=1 prints every operation and its result, to replay a failure.
+        let tracing = environment["SITEFS_SOAK_TRACE"] == "1"
+        func trace(_ line: @autoclosure () -> String) { if tracing { print("soak op \(counter): \(line())") } }
         let faultModes: [FaultProxy.Mode] = [.respond(status: 503, headers: [], body: "busy"),
                                              .respond(status: 429, headers: [("Retry-After", "1")], body: "later"),
                                              .refuse, .resetAfter(bytes: 20)]
@@ -42,17 +45,20 @@ struct MountSoakTests {
             counter += 1
             let roll = Int.random(in: 0..<100, using: &random)
             if roll < 15 {
-                proxy.injectOnce(faultModes.randomElement(using: &random)!, times: Int.random(in: 1...2, using: &random))
+                let mode = faultModes.randomElement(using: &random)!, times = Int.random(in: 1...2, using: &random)
+                proxy.injectOnce(mode, times: times)
                 faults += 1
+                trace("fault \(mode) x\(times)")
             } else if roll < 20 {
                 fixture.killDaemons()
                 kills += 1
+                trace("kill")
                 _ = try fixture.sitefs(["unmount", fixture.mountpoint.path])
                 // The remount's own first request may meet an injected fault: a user retries.
                 var remount = (status: Int32(1), out: "", err: "")
-                for _ in 0..<4 where remount.status != 0 {
+                for _ in 0..<10 where remount.status != 0 {
                     remount = try fixture.sitefs(["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
-                                                  "--io-timeout", "2", "--poll-interval", "0.3"])
+                                                  "--io-timeout", "2", "--poll-interval", "0.3", "--log-level", "debug"])
                 }
                 try #require(remount.status == 0, "remount after kill: \(remount.err)")
             } else if roll < 65 || model.isEmpty {
@@ -62,7 +68,9 @@ struct MountSoakTests {
                 do {
                     try content.write(toFile: fixture.path("\(folder)/\(name)"), atomically: false, encoding: .utf8)
                     model[name] = content
+                    trace("save \(name) (\(content.utf8.count) bytes)")
                 } catch {
+                    trace("save \(name) failed: \(error)")
                     failedOperations += 1
                     uncertain.insert(name)
                     try reconcile(name, in: folder, fixture: fixture, model: &model)
@@ -72,7 +80,9 @@ struct MountSoakTests {
                 let to = "renamed-\(counter).txt"
                 if rename(fixture.path("\(folder)/\(from)"), fixture.path("\(folder)/\(to)")) == 0 {
                     model[to] = model.removeValue(forKey: from)
+                    trace("rename \(from) -> \(to)")
                 } else {
+                    trace("rename \(from) -> \(to) failed: errno \(errno)")
                     failedOperations += 1
                     uncertain.formUnion([from, to])
                     try reconcile(from, in: folder, fixture: fixture, model: &model)
@@ -82,7 +92,9 @@ struct MountSoakTests {
                 let victim = model.keys.sorted().randomElement(using: &random)!
                 if unlink(fixture.path("\(folder)/\(victim)")) == 0 {
                     model[victim] = nil
+                    trace("delete \(victim)")
                 } else {
+                    trace("delete \(victim) failed: errno \(errno)")
                     failedOperations += 1
                     uncertain.insert(victim)
                     try reconcile(victim, in: folder, fixture: fixture, model: &model)

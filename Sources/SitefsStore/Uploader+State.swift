@@ -1,0 +1,89 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+
+/// What the uploader holds, for the filesystem (a file's state, a new file's content after a
+/// restart) and for `sitefs status`/`sitefs sync`. Each read takes `condition`.
+extension Uploader {
+    /// The newest save recorded for an item (queued, in flight or failed), to restore a new
+    /// file's content after a restart.
+    public func latestSave(of identifier: ItemIdentifier) -> Job? {
+        condition.lock()
+        defer { condition.unlock() }
+        return queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+    }
+
+    /// Saves of files that are not on the server yet (restored into the mount's view at start).
+    public var pendingCreations: [Job] {
+        condition.lock()
+        defer { condition.unlock() }
+        return (Array(queued.values) + Array(inFlight.values) + failures.values.map(\.0)).filter(\.createsFile)
+    }
+
+    /// Snapshots the journal still refers to (everything else in staging is debris).
+    public var stagedPaths: Set<String> {
+        condition.lock()
+        defer { condition.unlock() }
+        let jobs = Array(queued.values) + Array(inFlight.values) + failures.values.map(\.0)
+        return Set(jobs.map(\.stagedPath) + jobs.compactMap(\.predecessor?.stagedPath))
+    }
+
+    /// True when the item has no save queued or in flight.
+    public func isIdle(_ identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return queued[identifier] == nil && inFlight[identifier] == nil
+    }
+
+    public func hasPendingWork(_ identifier: ItemIdentifier) -> Bool { !isIdle(identifier) }
+
+    /// True when its last save failed for good (kept for `sitefs retry`).
+    public func isFailed(_ identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return failures[identifier] != nil && queued[identifier] == nil
+    }
+
+    /// True when its save has been sent and the answer is awaited.
+    public func isInFlight(_ identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return inFlight[identifier] != nil
+    }
+
+    /// Waits until nothing is queued or in flight (for `identifier`, or at all), saves and
+    /// renames alike. False on timeout. Work waiting out the settle delay is made due.
+    public func waitUntilIdle(_ identifier: ItemIdentifier? = nil, timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        let now = ContinuousClock.now
+        if let identifier {
+            queued[identifier]?.notBefore = now
+            renames[identifier]?.notBefore = now
+        } else {
+            for key in queued.keys { queued[key]!.notBefore = now }
+            for key in renames.keys { renames[key]!.notBefore = now }
+        }
+        condition.broadcast()
+        while true {
+            let busy = identifier.map {
+                queued[$0] != nil || inFlight[$0] != nil || reporting[$0] != nil || renames[$0] != nil || renamesInFlight[$0] != nil
+            } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty)
+            if !busy { return true }
+            if !condition.wait(until: deadline) { return false }
+        }
+    }
+
+    public var status: Status {
+        condition.lock()
+        defer { condition.unlock() }
+        let progress = inFlight.values.sorted { $0.name < $1.name }.map { job in
+            Status.Progress(name: job.name, sent: min(sent[job.identifier]?.sent ?? 0, job.size), total: job.size)
+        }
+        return Status(pending: queued.count + inFlight.count + renames.count + renamesInFlight.count,
+                      uploading: inFlight.values.map(\.name).sorted(), progress: progress,
+                      failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
+                      conflicts: conflicts, signInRequired: signInRequired)
+    }
+}
