@@ -83,6 +83,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
                 if previous == nil, let parent = item.parent, filesystem.namespace.created(named: item.name, in: parent) != nil {
                     continue
                 }
+                // A report older than our own upload's answer (the feed lags): the version it
+                // names is the one that upload replaced. Opening the file would fetch it.
+                if let previous, previous.version != item.version,
+                   filesystem.uploader.replacedByOwnUpload(item.version, of: item.identifier) {
+                    continue
+                }
                 if let moved = cache.upsert(item), let parent = table.existingInode(for: moved.parent) {
                     entries.append((parent, moved.name))
                 }

@@ -30,7 +30,8 @@ extension SitefsFilesystem {
             defer { versions[item.identifier] = item.version }
             return versions[item.identifier] == item.version
         }
-        if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil {
+        if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
+           uploader.latestSave(of: item.identifier) == nil {
             // Read-only and nothing local: ranged reads, pinned to this version.
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
@@ -154,6 +155,17 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
+        if !item.identifier.isLocal, let pending = uploader.latestSave(of: item.identifier) {
+            // A save the server does not have yet (its copy went with a restart): that save
+            // is the file's content, and a new save builds on the version it was based on.
+            guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {
+                close(descriptor)
+                Glibc.unlink(path)
+                logger.error("cannot restore \(item.name) from \(pending.stagedPath): \(ContentDirectory.lastError)")
+                return .failure(.ioError)
+            }
+            return .success((descriptor, pending.baseVersion ?? item.version))
+        }
         if item.identifier.isLocal {
             // Not on the server: after a restart its content is the last save in the journal.
             if let staged = uploader.latestSave(of: item.identifier)?.stagedPath {

@@ -199,6 +199,12 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                 return AttributeMapping.attributes(inode: inode, item: item, size: copy.size(), modified: copy.modificationTime(),
                                                    configuration: configuration)
             }
+        } else if item.kind == .file, !item.identifier.isLocal, let pending = uploader.latestSave(of: item.identifier) {
+            // A save not on the server yet and no copy open (after a restart): the file is
+            // what was saved, not what the server still has.
+            let modified = pending.modified.map { TimeSpec(seconds: $0.timespecParts.seconds, nanoseconds: $0.timespecParts.nanoseconds) }
+            return AttributeMapping.attributes(inode: inode, item: item, size: pending.size, modified: modified,
+                                               configuration: configuration)
         }
         return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration)
     }

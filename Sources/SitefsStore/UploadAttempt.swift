@@ -83,6 +83,7 @@ extension Uploader {
                 return .created(job, item)
             case .failure(.nameTaken) where attempt == 0:
                 let existing = existingItem(named: name, in: parent, for: job)
+                logger.debug("create \(name): taken by \(existing.map { "\($0.identifier), \($0.size) bytes" } ?? "nothing listed"); this save \(job.size) bytes, earlier save \(job.predecessor.map { "\($0.size) bytes" } ?? "none")")
                 if let existing, existing.kind == .file, existing.size == job.size,
                    serverHolds(job.stagedPath, item: existing.identifier, version: existing.version, for: job) {
                     logger.info("created \(existing.name) (confirmed after a lost response)")

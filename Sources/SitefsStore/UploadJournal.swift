@@ -49,15 +49,17 @@ final class UploadJournal: Sendable {
 
     /// Commits a save (durable when this returns).
     func record(_ job: Uploader.Job) throws {
-        try queue.write { db in
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
-                    """,
-                arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
-                            job.baseVersion, job.modified?.microseconds])
-        }
+        try queue.write { db in try Self.insert(job, into: db) }
+    }
+
+    private static func insert(_ job: Uploader.Job, into db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                """,
+            arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
+                        job.baseVersion, job.modified?.microseconds])
     }
 
     /// Forgets a save that a newer one of the same file replaced.
@@ -69,11 +71,14 @@ final class UploadJournal: Sendable {
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so
     /// that a save based on the same version is rebased onto ours.
-    func confirmed(_ job: Uploader.Job, producing version: String) throws {
+    /// `rekeyed`: a newer save of a file this confirmation created, now aimed at the server
+    /// item; in the same transaction, so a crash cannot leave it a create of a file that exists.
+    func confirmed(_ job: Uploader.Job, producing version: String, rekeyed follower: Uploader.Job? = nil) throws {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath])
             try db.execute(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)",
                            arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+            if let follower { try Self.insert(follower, into: db) }
         }
     }
 

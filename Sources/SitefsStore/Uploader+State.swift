@@ -28,6 +28,14 @@ extension Uploader {
         return Set(jobs.map(\.stagedPath) + jobs.compactMap(\.predecessor?.stagedPath))
     }
 
+    /// True when `version` is one this mount's own last upload of the item replaced: a
+    /// change-feed report of it arrives late and must not bring the old version back.
+    public func replacedByOwnUpload(_ version: String, of identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return lastUploaded[identifier]?.base == version
+    }
+
     /// True when the item has no save queued or in flight.
     public func isIdle(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()

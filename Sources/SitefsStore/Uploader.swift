@@ -60,6 +60,10 @@ public final class Uploader: @unchecked Sendable {
     /// run before may have created them already (killed before the answer arrived), so they
     /// cannot simply be dropped or retargeted; the create must finish first (`mayBeOnServer`).
     var unconfirmedCreations: Set<ItemIdentifier> = []
+    /// New files whose create has finished, by their retired local identifier: what the
+    /// server made of them. A caller that looked the local one up just before (a rename, a
+    /// delete, a save racing the outcome's report) acts on the server item instead.
+    var retiredCreations: [ItemIdentifier: (identifier: ItemIdentifier, version: String)] = [:]
     var stopping = false
     private var threads: [Thread] = []
 
@@ -114,9 +118,15 @@ public final class Uploader: @unchecked Sendable {
     /// Records a save durably, then queues it. Throws when the journal cannot be written:
     /// the caller's close()/fsync() must then fail rather than pretend the save is safe.
     public func enqueue(_ job: Job) throws {
-        try journal.record(job)
         condition.lock()
         defer { condition.unlock() }
+        var job = job
+        if let created = retiredCreations[job.identifier] {
+            // Saved while the file's create was being reported: a new version of what it made.
+            job.identifier = created.identifier
+            job.baseVersion = created.version
+        }
+        try journal.record(job)
         enqueueLocked(job, delay: settleDelay)
         condition.broadcast()
     }
@@ -212,9 +222,9 @@ public final class Uploader: @unchecked Sendable {
         return true
     }
 
-    /// True when a new file's create is in flight, or was resumed from the journal and may
-    /// have reached the server before the restart: deleting or renaming it must wait for
-    /// that create and then act on what it made.
+    /// True when a new file's create is in flight, was resumed from the journal and may have
+    /// reached the server before the restart, or has just finished: deleting or renaming it
+    /// must wait for that create and then act on what it made.
     public func mayBeOnServer(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -222,7 +232,8 @@ public final class Uploader: @unchecked Sendable {
     }
 
     private func mayBeOnServerLocked(_ identifier: ItemIdentifier) -> Bool {
-        inFlight[identifier] != nil || unconfirmedCreations.contains(identifier)
+        inFlight[identifier] != nil || unconfirmedCreations.contains(identifier) || reporting[identifier] != nil
+            || retiredCreations[identifier] != nil
     }
 
     /// A new file deleted here before it reached the server: its saves are dropped, in one
@@ -411,15 +422,16 @@ public final class Uploader: @unchecked Sendable {
                 queued[job.identifier] = follower
             }
         case .created(_, let item):
-            confirm(job, producing: item.version)
             // A newer save of the new file (made while this one was sent) updates what was created.
-            if var follower = queued.removeValue(forKey: job.identifier) {
+            var follower = queued.removeValue(forKey: job.identifier)
+            if follower != nil {
                 order.removeAll { $0 == job.identifier }
-                follower.identifier = item.identifier
-                follower.baseVersion = item.version
-                try? journal.record(follower)
-                enqueueLocked(follower, delay: .zero)
+                follower!.identifier = item.identifier
+                follower!.baseVersion = item.version
             }
+            confirm(job, producing: item.version, rekeyed: follower)
+            retiredCreations[job.identifier] = (item.identifier, item.version)
+            if let follower { enqueueLocked(follower, delay: .zero) }
         case .conflicted(_, _, let copy):
             confirm(job, producing: copy.version)
             conflicts.append(Status.Conflict(name: job.name, savedAs: copy.name))
@@ -443,9 +455,9 @@ public final class Uploader: @unchecked Sendable {
         condition.broadcast()
     }
 
-    private func confirm(_ job: Job, producing version: String) {
+    private func confirm(_ job: Job, producing version: String, rekeyed follower: Job? = nil) {
         do {
-            try journal.confirmed(job, producing: version)
+            try journal.confirmed(job, producing: version, rekeyed: follower)
             unlink(job.stagedPath)
         } catch {
             // Keep the snapshot: the next run re-uploads it (a conflict at worst, never a loss).

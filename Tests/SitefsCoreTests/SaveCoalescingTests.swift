@@ -213,6 +213,28 @@ import Testing
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty)
     }
 
+    @Test func afterARestartAFileWithASaveNotYetUploadedShowsThatSave() throws {
+        let (first, _, document, siteInode) = try harnessWithDocument()
+        let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
+        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
+        try first.write(inode, handle: handle, Array("saved, not sent".utf8))
+        try first.filesystem.flush(inode, handle: handle, context: first.context)
+        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        first.filesystem.unmounting()
+        first.backend.fail(with: .unreachable("test: server down"))  // the save stays pending
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        let secondSite = try second.lookup(.root, "Harbour").attributes.inode
+        let entry = try second.lookup(secondSite, "doc.odt")
+        // Not the server's "old": what the user saved, in size and content.
+        #expect(entry.attributes.size == UInt64("saved, not sent".utf8.count))
+        #expect(try second.readAll(entry.attributes.inode) == Array("saved, not sent".utf8))
+        #expect(second.backend.content(of: document) == Array("old".utf8))
+        second.backend.fail(with: nil)
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(30)))
+        #expect(second.backend.content(of: document) == Array("saved, not sent".utf8))
+    }
+
     @Test func itemsCarryTheirServerMetadataAsExtendedAttributes() throws {
         let (harness, _, document, siteInode) = try harnessWithDocument()
         defer { harness.remove() }
