@@ -190,8 +190,14 @@ extension SitefsFilesystem {
         namespace.addCreated(moved)
         cache.upsert(moved)
         guard uploader.retarget(item.identifier, name: name, parent: folder) else {
-            namespace.addCreated(item)
-            cache.upsert(item)
+            // Back as it was, unless its create has finished: then the server item stands
+            // for it and the local one must not come back.
+            namespace.removeCreated(item.identifier)
+            cache.remove(item.identifier)
+            if !uploader.isRetiredCreation(item.identifier) {
+                namespace.addCreated(item)
+                cache.upsert(item)
+            }
             return false
         }
         // A lock or temp name given a real one: from now on it is a document to upload.

@@ -36,6 +36,13 @@ extension Uploader {
         return lastUploaded[identifier]?.base == version
     }
 
+    /// True when `identifier` is a new file's local identifier whose create has finished.
+    public func isRetiredCreation(_ identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return retiredCreations[identifier] != nil
+    }
+
     /// True when the item has no save queued or in flight.
     public func isIdle(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()
