@@ -27,6 +27,7 @@ extension Uploader {
                 outcome = .uploaded(job, item)
             case .failure(.versionMismatch(let current)):
                 let current = current ?? serverItem(for: job)
+                logger.debug("upload \(job.name): 412 on base \(job.baseVersion ?? "none"); the server has \(current.map { "\($0.version), \($0.size) bytes" } ?? "nothing"); this save \(job.size) bytes, earlier save \(job.predecessor.map { "\($0.size) bytes" } ?? "none")")
                 if !sawOwnEarlierSave, let current, holdsPredecessor(of: job, item: current) {
                     // Our own save from before the restart: this one goes on top of it.
                     logger.info("\(job.name): the server has this mount's earlier save (its answer was lost); uploading the newer one over it")

@@ -438,15 +438,23 @@ public final class Uploader: @unchecked Sendable {
         case .recreated(_, let item):
             confirm(job, producing: item.version)
         case .failed(_, let error):
-            if cancelled.remove(job.identifier) != nil || queued[job.identifier] != nil {
+            if cancelled.remove(job.identifier) != nil {
                 journal.drop(job)
-                unlink(job.stagedPath)  // a newer snapshot of the same file supersedes this one
-                if job.predecessor != nil, var newer = queued[job.identifier], newer.predecessor == nil {
-                    newer.predecessor = job.predecessor  // still what the server may hold
-                    queued[job.identifier] = newer
-                } else {
-                    dropPredecessor(of: job)
+                unlink(job.stagedPath)
+                dropPredecessor(of: job)
+            } else if var newer = queued[job.identifier] {
+                // Superseded while retrying: it may have reached the server with the answer
+                // lost (a reset after the commit, or a restart), so the newer save keeps it
+                // as its predecessor, and whatever older one either carried goes.
+                let kept = Job.Predecessor(stagedPath: job.stagedPath, size: job.size)
+                for older in Set([job.predecessor?.stagedPath, newer.predecessor?.stagedPath].compactMap { $0 }) {
+                    journal.drop(stagedPath: older)
+                    unlink(older)
                 }
+                newer.predecessor = kept
+                queued[job.identifier] = newer
+            } else if stopping, error.isTransient || { if case .notAuthenticated = error { true } else { false } }() {
+                break  // unmounting, not failing: the journal keeps it for the next mount as it was
             } else {
                 journal.failed(job, reason: error.description)
                 failures[job.identifier] = (job, error.description)

@@ -14,9 +14,11 @@ struct CoreHarness {
 
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
-    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), reusing previous: CoreHarness? = nil) throws {
-        backend = previous?.backend ?? InMemoryBackend()
-        cacheDirectory = previous?.cacheDirectory
+    /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
+    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), reusing previous: CoreHarness? = nil,
+         backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil) throws {
+        backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
+        cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
         var logger = Logger(label: "sitefs-core-test")
         logger.logLevel = .critical

@@ -235,6 +235,31 @@ import Testing
         #expect(second.backend.content(of: document) == Array("saved, not sent".utf8))
     }
 
+    @Test func aSaveStillRetryingWhenTheMountStopsIsResumedNotFailed() throws {
+        var first: CoreHarness? = try CoreHarness(writeBackDelay: .zero)
+        let backend = first!.backend, cacheDirectory = first!.cacheDirectory
+        defer { try? FileManager.default.removeItem(at: cacheDirectory) }
+        let site = backend.addSite("Harbour")
+        let document = backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
+        let siteInode = try first!.lookup(.root, "Harbour").attributes.inode
+        let inode = try first!.lookup(siteInode, "doc.odt").attributes.inode
+        backend.fail(with: .unreachable("test: server down"))
+        let handle = try first!.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first!.context).handle
+        try first!.write(inode, handle: handle, Array("saved while down".utf8))
+        try first!.filesystem.flush(inode, handle: handle, context: first!.context)
+        first!.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        let deadline = Date().addingTimeInterval(10)
+        while backend.calls("modifyContent") == 0 && Date() < deadline { usleep(10_000) }  // retrying now
+        first!.filesystem.unmounting()
+        first = nil  // the core goes: its uploader stops while the upload is retrying
+        usleep(500_000)
+        backend.fail(with: nil)
+        let second = try CoreHarness(writeBackDelay: .seconds(30), backend: backend, cacheDirectory: cacheDirectory)
+        #expect(second.filesystem.uploadStatus.failed.isEmpty)
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))  // no `sitefs retry` needed
+        #expect(backend.content(of: document) == Array("saved while down".utf8))
+    }
+
     @Test func itemsCarryTheirServerMetadataAsExtendedAttributes() throws {
         let (harness, _, document, siteInode) = try harnessWithDocument()
         defer { harness.remove() }
