@@ -155,8 +155,8 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
-        if !item.identifier.isLocal, let pending = uploader.latestSave(of: item.identifier) {
-            // A save the server does not have yet (its copy went with a restart): that save
+        if let pending = uploader.latestSave(of: item.identifier) {
+            // A save the server does not have yet, whose copy went with a restart: that save
             // is the file's content, and a new save builds on the version it was based on.
             guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {
                 close(descriptor)
@@ -164,18 +164,10 @@ extension SitefsFilesystem {
                 logger.error("cannot restore \(item.name) from \(pending.stagedPath): \(ContentDirectory.lastError)")
                 return .failure(.ioError)
             }
-            return .success((descriptor, pending.baseVersion ?? item.version))
+            return .success((descriptor, item.identifier.isLocal ? "" : pending.baseVersion ?? item.version))
         }
         if item.identifier.isLocal {
-            // Not on the server: after a restart its content is the last save in the journal.
-            if let staged = uploader.latestSave(of: item.identifier)?.stagedPath {
-                guard ContentDirectory.copyFile(from: staged, to: descriptor) else {
-                    close(descriptor)
-                    Glibc.unlink(path)
-                    logger.error("cannot restore \(item.name) from \(staged): \(ContentDirectory.lastError)")
-                    return .failure(.ioError)
-                }
-            } else if namespace.created(item.identifier) == nil || item.size > 0 {
+            guard namespace.created(item.identifier) != nil, item.size == 0 else {
                 // Its upload finished meanwhile: the caller retries with the server's item.
                 close(descriptor)
                 Glibc.unlink(path)

@@ -27,7 +27,7 @@ extension Uploader {
                 outcome = .uploaded(job, item)
             case .failure(.versionMismatch(let current)):
                 let current = current ?? serverItem(for: job)
-                logger.debug("upload \(job.name): 412 on base \(job.baseVersion ?? "none"); the server has \(current.map { "\($0.version), \($0.size) bytes" } ?? "nothing"); this save \(job.size) bytes, earlier save \(job.predecessor.map { "\($0.size) bytes" } ?? "none")")
+                logger.debug("upload \(job.name): 412 on base \(job.baseVersion ?? "none"); \(comparison(of: job, with: current))")
                 if !sawOwnEarlierSave, let current, holdsPredecessor(of: job, item: current) {
                     // Our own save from before the restart: this one goes on top of it.
                     logger.info("\(job.name): the server has this mount's earlier save (its answer was lost); uploading the newer one over it")
@@ -58,8 +58,20 @@ extension Uploader {
 
     /// True when the server's current version of `item` is exactly the job's predecessor.
     private func holdsPredecessor(of job: Job, item: ProviderItem) -> Bool {
-        guard let predecessor = job.predecessor, item.kind == .file, item.size == predecessor.size else { return false }
-        return serverHolds(predecessor.stagedPath, item: item.identifier, version: item.version, for: job)
+        guard let predecessor = job.predecessor else { return false }
+        return holds(predecessor.stagedPath, size: predecessor.size, in: item, for: job)
+    }
+
+    /// True when `item`, as the server has it now, is exactly the snapshot at `snapshot`
+    /// (sizes first, then the bytes).
+    private func holds(_ snapshot: String, size: Int64, in item: ProviderItem, for job: Job) -> Bool {
+        item.kind == .file && item.size == size && serverHolds(snapshot, item: item.identifier, version: item.version, for: job)
+    }
+
+    /// For the debug log: what a 412 or a taken name is compared with.
+    private func comparison(of job: Job, with server: ProviderItem?) -> String {
+        "the server has \(server.map { "\($0.identifier) version \($0.version), \($0.size) bytes" } ?? "nothing"); "
+            + "this save \(job.size) bytes, earlier save \(job.predecessor.map { "\($0.size) bytes" } ?? "none")"
     }
 
     private func progressCounter(for job: Job) -> TransferProgress? {
@@ -84,9 +96,8 @@ extension Uploader {
                 return .created(job, item)
             case .failure(.nameTaken) where attempt == 0:
                 let existing = existingItem(named: name, in: parent, for: job)
-                logger.debug("create \(name): taken by \(existing.map { "\($0.identifier), \($0.size) bytes" } ?? "nothing listed"); this save \(job.size) bytes, earlier save \(job.predecessor.map { "\($0.size) bytes" } ?? "none")")
-                if let existing, existing.kind == .file, existing.size == job.size,
-                   serverHolds(job.stagedPath, item: existing.identifier, version: existing.version, for: job) {
+                logger.debug("create \(name): name taken; \(comparison(of: job, with: existing))")
+                if let existing, holds(job.stagedPath, size: job.size, in: existing, for: job) {
                     logger.info("created \(existing.name) (confirmed after a lost response)")
                     return .created(job, existing)
                 }
@@ -177,7 +188,7 @@ extension Uploader {
         let current = current ?? serverItem(for: job)
         // A retried upload whose first attempt did reach the server (the answer was lost)
         // finds its own content there: that is success, not a conflict.
-        if let current, current.size == job.size, serverHolds(job.stagedPath, item: job.identifier, version: current.version, for: job) {
+        if let current, holds(job.stagedPath, size: job.size, in: current, for: job) {
             logger.info("uploaded \(job.name) (confirmed after a lost response, version \(current.version))")
             return .uploaded(job, current)
         }

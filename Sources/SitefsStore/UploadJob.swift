@@ -29,7 +29,8 @@ extension Uploader {
         /// Its journal row and file stay until this job is done.
         var predecessor: Predecessor?
         /// Read back from the journal at start: it may have been in flight when the last run
-        /// ended, so a newer save that replaces it keeps it as its `predecessor`.
+        /// ended, so a newer save that replaces it keeps it as its `predecessor`, and a new
+        /// file's create counts as possibly done (`mayBeOnServer`) until it is.
         var resumed = false
 
         struct Predecessor: Sendable {

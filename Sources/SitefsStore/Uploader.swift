@@ -56,10 +56,6 @@ public final class Uploader: @unchecked Sendable {
     /// Items being deleted on the server right now: a 404 for one of their uploads is that
     /// delete, not someone else's, so the file must not be created again.
     var deleting: Set<ItemIdentifier> = []
-    /// New files whose create was resumed from the journal and has not finished since: the
-    /// run before may have created them already (killed before the answer arrived), so they
-    /// cannot simply be dropped or retargeted; the create must finish first (`mayBeOnServer`).
-    var unconfirmedCreations: Set<ItemIdentifier> = []
     /// New files whose create has finished, by their retired local identifier: what the
     /// server made of them. A caller that looked the local one up just before (a rename, a
     /// delete, a save racing the outcome's report) acts on the server item instead.
@@ -100,7 +96,6 @@ public final class Uploader: @unchecked Sendable {
                 failures[job.identifier] = (job, failure)
             } else {
                 enqueueLocked(job, delay: .zero, resuming: true)
-                if job.createsFile { unconfirmedCreations.insert(job.identifier) }
                 resumed += 1
             }
         }
@@ -118,17 +113,28 @@ public final class Uploader: @unchecked Sendable {
     /// Records a save durably, then queues it. Throws when the journal cannot be written:
     /// the caller's close()/fsync() must then fail rather than pretend the save is safe.
     public func enqueue(_ job: Job) throws {
-        condition.lock()
-        defer { condition.unlock() }
         var job = job
-        if let created = retiredCreations[job.identifier] {
-            // Saved while the file's create was being reported: a new version of what it made.
-            job.identifier = created.identifier
-            job.baseVersion = created.version
+        // The journal's fsync runs outside the lock, so uploads are not held up by it. A
+        // save made while its file's create is being reported becomes a new version of what
+        // that create made; should the create finish during the write, it is written again.
+        while true {
+            condition.lock()
+            let created = retiredCreations[job.identifier]
+            condition.unlock()
+            if let created {
+                job.identifier = created.identifier
+                job.baseVersion = created.version
+            }
+            try journal.record(job)
+            condition.lock()
+            if retiredCreations[job.identifier] == nil {
+                enqueueLocked(job, delay: settleDelay)
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            condition.unlock()
         }
-        try journal.record(job)
-        enqueueLocked(job, delay: settleDelay)
-        condition.broadcast()
     }
 
     /// Queues a save, replacing an older one of the same file. The oldest save resumed from
@@ -232,8 +238,10 @@ public final class Uploader: @unchecked Sendable {
     }
 
     private func mayBeOnServerLocked(_ identifier: ItemIdentifier) -> Bool {
-        inFlight[identifier] != nil || unconfirmedCreations.contains(identifier) || reporting[identifier] != nil
-            || retiredCreations[identifier] != nil
+        // A queued save resumed from the journal (or standing in for one as its successor)
+        // may have been created by the run before, killed before the answer arrived.
+        inFlight[identifier] != nil || queued[identifier].map { $0.resumed || $0.predecessor != nil } == true
+            || reporting[identifier] != nil || retiredCreations[identifier] != nil
     }
 
     /// A new file deleted here before it reached the server: its saves are dropped, in one
@@ -255,7 +263,6 @@ public final class Uploader: @unchecked Sendable {
     }
 
     private func cancelLocked(_ identifier: ItemIdentifier) {
-        unconfirmedCreations.remove(identifier)
         if let job = queued.removeValue(forKey: identifier) {
             order.removeAll { $0 == identifier }
             journal.drop(job)
@@ -407,7 +414,6 @@ public final class Uploader: @unchecked Sendable {
         let job = outcome.job
         inFlight[job.identifier] = nil
         sent[job.identifier] = nil
-        unconfirmedCreations.remove(job.identifier)
         lateModified[job.identifier] = nil
         reporting[job.identifier, default: 0] += 1
         if case .failed = outcome {} else { dropPredecessor(of: job) }
