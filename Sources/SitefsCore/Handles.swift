@@ -16,10 +16,13 @@ final class DirectoryHandle: Sendable {
     /// nil for the mount root.
     let folder: ItemIdentifier?
     let snapshot: Mutex<Snapshot>
+    /// Where the pages not in the snapshot yet come from.
+    let pages: PageReadAhead
 
-    init(folder: ItemIdentifier?, snapshot: Snapshot) {
+    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead) {
         self.folder = folder
         self.snapshot = Mutex(snapshot)
+        self.pages = pages
     }
 }
 

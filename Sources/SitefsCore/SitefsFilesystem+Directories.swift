@@ -32,7 +32,7 @@ extension SitefsFilesystem {
         if let cached {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }
-        return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot))
+        return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot, pages: pageReadAhead(of: folder)))
     }
 
     public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
@@ -71,7 +71,7 @@ extension SitefsFilesystem {
     /// Appends the next server page to an open directory's snapshot (network I/O outside
     /// the snapshot's lock; a concurrent reader that got there first wins).
     private func fetchNextPage(into directory: DirectoryHandle, after token: PageToken?) throws(Errno) {
-        let page = try fetchPage(of: directory.folder, after: token)
+        let page = try directory.pages.page(after: token)
         let finished = directory.snapshot.withLock { snapshot -> DirectoryHandle.Snapshot? in
             guard !snapshot.complete, snapshot.next == token else { return nil }
             snapshot.names += page.names

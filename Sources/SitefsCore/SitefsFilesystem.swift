@@ -142,8 +142,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         var names: [String] = []
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?
+        let pages = pageReadAhead(of: folder)
         repeat {
-            let page = try fetchPage(of: folder, after: token)
+            let page = try pages.page(after: token)
             names += page.names
             identifiers += page.identifiers
             token = page.next
@@ -155,8 +156,13 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         return listing
     }
 
+    /// The pages of a folder's listing (or of the sites), each next one fetched ahead.
+    func pageReadAhead(of folder: ItemIdentifier?) -> PageReadAhead {
+        PageReadAhead { [self] token throws(Errno) in try fetchPage(of: folder, after: token) }
+    }
+
     /// One server page of a folder (or of the sites), its items stored in the cache.
-    func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> (names: [String], identifiers: [ItemIdentifier], next: PageToken?) {
+    func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> FetchedPage {
         do throws(ProviderError) {
             let page: Page
             if let folder {

@@ -32,6 +32,10 @@ extension HTTPDocumentBackend {
         let response = try send(request)
         guard response.isSuccess else { throw Self.error(for: response) }
         do {
+            if let readable = T.self as? any JSONReadable.Type {
+                // Listing pages, read by the thousand: see JSONReader.
+                return try readable.init(jsonBytes: response.body) as! T
+            }
             return try JSONDecoder().decode(T.self, from: Data(response.body))
         } catch {
             throw .invalidResponse("malformed \(T.self) from \(method.rawValue) \(path.split(separator: "?")[0]): \(error)")

@@ -62,6 +62,10 @@ public final class Uploader: @unchecked Sendable {
     var retiredCreations: [ItemIdentifier: (identifier: ItemIdentifier, version: String)] = [:]
     var stopping = false
     private var threads: [Thread] = []
+    /// Workers waiting in `next()`: when each waiting with a deadline wakes by itself, by
+    /// worker index, and how many wait without one.
+    private var wakeTimes: [Int: ContinuousClock.Instant] = [:]
+    private var sleepersWithoutDeadline = 0
 
     /// Opens the journal and resumes what an earlier run left.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
@@ -80,7 +84,7 @@ public final class Uploader: @unchecked Sendable {
     public func start(parallelism: Int) {
         for index in 0..<max(1, parallelism) {
             // Each thread holds the uploader until `shutdown()` lets it return.
-            let thread = Thread { self.work() }
+            let thread = Thread { self.work(worker: index) }
             thread.name = "sitefs-upload-\(index)"
             threads.append(thread)
             thread.start()
@@ -128,8 +132,9 @@ public final class Uploader: @unchecked Sendable {
             try journal.record(job)
             condition.lock()
             if retiredCreations[job.identifier] == nil {
-                enqueueLocked(job, delay: settleDelay)
-                condition.broadcast()
+                let due = enqueueLocked(job, delay: settleDelay)
+                // Nothing but a worker waits for a save to be queued.
+                if workersNeedWaking(for: due) { condition.broadcast() }
                 condition.unlock()
                 return
             }
@@ -140,9 +145,11 @@ public final class Uploader: @unchecked Sendable {
     /// Queues a save, replacing an older one of the same file. The oldest save resumed from
     /// the journal is kept as the newer one's `predecessor` instead of being dropped: it is
     /// the one that may have been in flight when the last run ended.
-    private func enqueueLocked(_ job: Job, delay: Duration, resuming: Bool = false) {
+    @discardableResult
+    private func enqueueLocked(_ job: Job, delay: Duration, resuming: Bool = false) -> ContinuousClock.Instant {
         var job = job
         job.notBefore = .now + delay
+        defer { queued[job.identifier] = job }
         job.resumed = resuming
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
@@ -163,7 +170,7 @@ public final class Uploader: @unchecked Sendable {
             journal.drop(failed.0)
             unlink(failed.0.stagedPath)
         }
-        queued[job.identifier] = job
+        return job.notBefore
     }
 
     /// The predecessor's row and snapshot go once the job it stood behind is done.
@@ -351,8 +358,8 @@ public final class Uploader: @unchecked Sendable {
         case rename(RenameJob)
     }
 
-    private func work() {
-        while let work = next() {
+    private func work(worker: Int) {
+        while let work = next(worker: worker) {
             switch work {
             case .upload(let job):
                 let outcome = attempt(job)  // ends with `finish` done, under the lock
@@ -375,7 +382,7 @@ public final class Uploader: @unchecked Sendable {
 
     /// The next due piece of work: renames first; a new file waits while renames are
     /// pending (one of them may free its name).
-    private func next() -> Work? {
+    private func next(worker: Int) -> Work? {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -399,13 +406,40 @@ public final class Uploader: @unchecked Sendable {
                 sent[identifier] = TransferProgress()
                 return .upload(job)
             }
-            let due = (queued.values.map(\.notBefore) + renames.values.map(\.notBefore)).filter { $0 > now }.min()
-            if let due {
+            if let due = earliestDue(after: now) {
+                wakeTimes[worker] = due
                 _ = condition.wait(until: Date().addingTimeInterval(max(0.001, now.duration(to: due).seconds)))
+                wakeTimes[worker] = nil
             } else {
+                sleepersWithoutDeadline += 1
                 condition.wait()
+                sleepersWithoutDeadline -= 1
             }
         }
+    }
+
+    /// Whether a save due at `due` needs the workers woken: not when none waits (each looks
+    /// at the queue again when its upload is over) or one wakes by itself by then. Waking
+    /// every worker for every save made each of 1,000 quick creates rescan all the others.
+    /// Call with `condition` locked.
+    private func workersNeedWaking(for due: ContinuousClock.Instant) -> Bool {
+        if sleepersWithoutDeadline > 0 { return true }
+        guard let earliest = wakeTimes.values.min() else { return false }
+        return earliest > due
+    }
+
+    /// When the first queued save or rename not due at `now` will be. Call with `condition`
+    /// locked. It runs on every wakeup over every queued save: mapping the jobs (large
+    /// structs) into arrays here made 1,000 quick creates cost seconds of CPU.
+    private func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var due: ContinuousClock.Instant?
+        func consider(_ time: ContinuousClock.Instant) {
+            if time > now, due.map({ time < $0 }) ?? true { due = time }
+        }
+        // By index: reads one field in place, where iterating the values copies every job.
+        for index in queued.values.indices { consider(queued.values[index].notBefore) }
+        for index in renames.values.indices { consider(renames.values[index].notBefore) }
+        return due
     }
 
     /// Bookkeeping once an upload is over. Call with `condition` locked. The journal row

@@ -35,6 +35,62 @@ import Testing
         #expect(harness.backend.calls("children") == 8)
     }
 
+    @Test func theNextPageIsFetchedWhileTheCurrentOneIsRead() throws {
+        let harness = try CoreHarness(pageSize: 10)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        for index in 0..<25 { harness.backend.add(String(format: "file %02d", index), in: site, kind: .file) }
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let handle = try harness.filesystem.openDirectory(siteInode, flags: 0, context: harness.context)
+        defer { harness.filesystem.releaseDirectory(siteInode, handle: handle) }
+        // One readdir that takes ".", "..", and the first page's first file only.
+        var seen = 0
+        try harness.filesystem.readDirectory(siteInode, handle: handle, offset: 0, plus: false, context: harness.context) { _ in
+            seen += 1
+            return seen <= 3
+        }
+        #expect(harness.backend.calls("children") >= 1)
+        // Nobody asked for page two, yet it is fetched (bounded wait: a background thread).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while harness.backend.calls("children") < 2, ContinuousClock.now < deadline { usleep(2_000) }
+        #expect(harness.backend.calls("children") == 2)
+    }
+
+    @Test func aFailedReadAheadIsFetchedAgainByTheReader() throws {
+        let harness = try CoreHarness(pageSize: 10)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        for index in 0..<25 { harness.backend.add(String(format: "file %02d", index), in: site, kind: .file) }
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let handle = try harness.filesystem.openDirectory(siteInode, flags: 0, context: harness.context)
+        defer { harness.filesystem.releaseDirectory(siteInode, handle: handle) }
+        var names: [String] = []
+        harness.backend.fail(with: nil)
+        try harness.filesystem.readDirectory(siteInode, handle: handle, offset: 0, plus: false, context: harness.context) { entry in
+            guard names.count < 5 else { return false }
+            names.append(entry.name.description)
+            // The first page is in: the server fails from here on, so page two's read-ahead fails.
+            if names.count == 3 { harness.backend.fail(with: .unreachable("down")) }
+            return true
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while harness.backend.calls("children") < 2, ContinuousClock.now < deadline { usleep(2_000) }
+        usleep(50_000)  // let the failed read-ahead record its failure
+        harness.backend.fail(with: nil)
+        var offset = UInt64(names.count)
+        while true {
+            var batch: [DirectoryEntry] = []
+            try harness.filesystem.readDirectory(siteInode, handle: handle, offset: offset, plus: false, context: harness.context) {
+                batch.append($0)
+                return true
+            }
+            if batch.isEmpty { break }
+            names += batch.map(\.name.description)
+            offset = batch.last!.nextOffset
+        }
+        #expect(names.filter { !$0.hasPrefix(".") } == (0..<25).map { String(format: "file %02d", $0) })
+    }
+
     @Test func readdirplusCountsOnlyPlacedEntries() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }

@@ -269,6 +269,12 @@ import Testing
         #expect(!(try harness.xattr(inode, "user.sitefs.version")).isEmpty)
         #expect(try harness.filesystem.listExtendedAttributes(inode, context: harness.context).contains("user.sitefs.modified_by"))
         #expect(throws: Errno.noData) { try harness.xattr(inode, "user.other") }
+        // No labels or ACLs here: ENOTSUP, which tells `ls -l` to stop asking every file.
+        for name in ["security.selinux", "system.posix_acl_access", "system.posix_acl_default", "trusted.x"] {
+            #expect(throws: Errno.notSupported) { try harness.xattr(inode, name) }
+            #expect(throws: Errno.notSupported) { try harness.xattr(.root, name) }
+        }
+        #expect(throws: Errno.noData) { try harness.xattr(.root, "user.other") }
         #expect(throws: Errno.notSupported) {
             try harness.filesystem.setExtendedAttribute(inode, name: "user.tag", value: [1], flags: 0, context: harness.context)
         }
