@@ -22,16 +22,21 @@ final class RemoteReader: @unchecked Sendable {
     private static let initialWindow = 128 << 10
     private static let keptSegments = 4
     private static let aheadWindows = 2
+    /// Buffers of dropped windows kept for the next fetches (see `ContentSink.buffer`).
+    private static let spareBuffers = 2
 
+    /// A fetched window. Its bytes are read only under `condition`: once the segment is
+    /// dropped its buffer is refilled by another fetch.
     private struct Segment {
         let start: Int64
-        let bytes: [UInt8]
-        var end: Int64 { start + Int64(bytes.count) }
+        let buffer: ReceiveBuffer
+        var end: Int64 { start + Int64(buffer.bytes.count) }
     }
 
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var segments: [Segment] = []
+    private var spares: [ReceiveBuffer] = []
     private var fetching: [ClosedRange<Int64>] = []
     private var window = RemoteReader.initialWindow
     /// End of the furthest fetch started: reads near it continue the stream.
@@ -65,8 +70,7 @@ final class RemoteReader: @unchecked Sendable {
         }
         let fetch = plannedFetch(for: range)
         condition.unlock()
-        let segment = try fetchSegment(fetch)
-        copy(range, from: segment, into: buffer)
+        try fetchSegment(fetch, thenCopy: range, into: buffer)
         return wanted
     }
 
@@ -95,38 +99,53 @@ final class RemoteReader: @unchecked Sendable {
     }
 
     private func startBackgroundFetch(_ fetch: ClosedRange<Int64>) {
-        let thread = Thread { [self] in _ = try? fetchSegment(fetch) }
+        let thread = Thread { [self] in try? fetchSegment(fetch) }
         thread.name = "sitefs-readahead"
         thread.start()
     }
 
-    /// Fetches one window and keeps it (the oldest window goes); waiters are woken either way.
-    private func fetchSegment(_ fetch: ClosedRange<Int64>) throws(ProviderError) -> Segment {
-        let result: Result<Segment, ProviderError>
+    /// Fetches one window and keeps it (the oldest window goes); waiters are woken either
+    /// way. `range`, if given, is copied into `destination` before any other thread can drop
+    /// the window and reuse its buffer.
+    private func fetchSegment(_ fetch: ClosedRange<Int64>, thenCopy range: ClosedRange<Int64>? = nil,
+                              into destination: UnsafeMutableRawBufferPointer? = nil) throws(ProviderError) {
+        condition.lock()
+        let buffer = spares.popLast() ?? ReceiveBuffer()
+        condition.unlock()
+        var failure: ProviderError?
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: identifier, version: version, range: fetch, ifNoneMatch: nil,
-                                                   into: .memory(limit: fetch.count))
-            guard case .fetched(_, _, let bytes?) = outcome, bytes.count == fetch.count else {
+                                                   into: .buffer(buffer, limit: fetch.count))
+            guard case .fetched = outcome, buffer.bytes.count == fetch.count else {
                 throw .invalidResponse("short range response for \(identifier)")
             }
-            result = .success(Segment(start: fetch.lowerBound, bytes: bytes))
         } catch {
-            result = .failure(error)
+            failure = error
         }
         condition.lock()
-        if let index = fetching.firstIndex(of: fetch) { fetching.remove(at: index) }
-        if case .success(let segment) = result {
-            segments.append(segment)
-            if segments.count > Self.keptSegments { segments.removeFirst() }
+        defer {
+            condition.broadcast()
+            condition.unlock()
         }
-        condition.broadcast()
-        condition.unlock()
-        return try result.get()
+        if let index = fetching.firstIndex(of: fetch) { fetching.remove(at: index) }
+        if let failure {
+            recycle(buffer)
+            throw failure
+        }
+        let segment = Segment(start: fetch.lowerBound, buffer: buffer)
+        if let range, let destination { copy(range, from: segment, into: destination) }
+        segments.append(segment)
+        if segments.count > Self.keptSegments { recycle(segments.removeFirst().buffer) }
+    }
+
+    /// Keeps a buffer for the next fetch, up to `spareBuffers`. Call with `condition` locked.
+    private func recycle(_ buffer: ReceiveBuffer) {
+        if spares.count < Self.spareBuffers { spares.append(buffer) }
     }
 
     private func copy(_ range: ClosedRange<Int64>, from segment: Segment, into buffer: UnsafeMutableRawBufferPointer) {
         let from = Int(range.lowerBound - segment.start)
-        segment.bytes.withUnsafeBytes {
+        segment.buffer.bytes.withUnsafeBytes {
             buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + range.count)]))
         }
     }

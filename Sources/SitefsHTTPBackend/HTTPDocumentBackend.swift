@@ -40,11 +40,27 @@ public final class HTTPDocumentBackend: DocumentBackend {
         if let ifNoneMatch { headers.append(("If-None-Match", "\"\(ifNoneMatch)\"")) }
         let path = Self.itemPath(file, "content") + Self.query(["version": version])
         let responseSink: ResponseSink
+        var overflowed = false  // a buffer sink got more than its limit
         switch sink {
         case .file(let descriptor, let offset): responseSink = .fileDescriptor(descriptor, offset: offset)
         case .memory(let limit): responseSink = .memory(limit: limit)
+        case .buffer(let buffer, let limit):
+            buffer.bytes.removeAll(keepingCapacity: true)
+            buffer.bytes.reserveCapacity(limit)
+            responseSink = .chunks { chunk in
+                guard buffer.bytes.count + chunk.count <= limit else {
+                    overflowed = true
+                    throw CancellationError()
+                }
+                buffer.bytes.append(contentsOf: chunk)
+            }
         }
-        let response = try send(HTTPRequest(method: .get, path: path, headers: headers, appliesOverallTimeout: false), into: responseSink)
+        let response: HTTPResponse
+        do {
+            response = try send(HTTPRequest(method: .get, path: path, headers: headers, appliesOverallTimeout: false), into: responseSink)
+        } catch where overflowed {
+            throw .invalidResponse("content response larger than the range asked for")
+        }
         switch response.status {
         case 304:
             return .notModified

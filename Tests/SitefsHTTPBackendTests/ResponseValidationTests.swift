@@ -83,6 +83,21 @@ private func expectInvalid(_ body: @Sendable () throws -> Void, sourceLocation: 
         }
     }
 
+    @Test func aReusedBufferGetsTheBodyAndNoMoreThanItsLimit() async throws {
+        try await withCraftedServer(body: "0123456789", headers: [.eTag: "\"v1\""]) { backend in
+            let buffer = ReceiveBuffer()
+            buffer.bytes = Array(repeating: 0xEE, count: 64)  // a window read before: replaced, not appended to
+            let outcome = try backend.fetchContent(of: ItemIdentifier(site: "1", id: "7"), version: nil, range: nil,
+                                                   ifNoneMatch: nil, into: .buffer(buffer, limit: 10))
+            guard case .fetched(let version, _, nil) = outcome else { Issue.record("got \(outcome)"); return }
+            #expect(version == "v1")
+            #expect(buffer.bytes == Array("0123456789".utf8))
+            // A server sending more than was asked for is refused, not buffered.
+            expectInvalid { _ = try backend.fetchContent(of: ItemIdentifier(site: "1", id: "7"), version: nil, range: nil,
+                                                         ifNoneMatch: nil, into: .buffer(buffer, limit: 4)) }
+        }
+    }
+
     @Test func statusesMapToProviderErrors() async throws {
         let cases: [(HTTPResponse.Status, String, @Sendable (ProviderError) -> Bool)] = [
             (.unauthorized, "unauthorized", { if case .notAuthenticated = $0 { true } else { false } }),
