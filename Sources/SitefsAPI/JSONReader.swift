@@ -3,9 +3,11 @@
 ///
 /// Foundation's `JSONDecoder` goes through `Decodable`'s generic containers, and on a
 /// 10,000-file listing that cost about a third of the daemon's CPU (perf, `ls -l` cold).
-/// Reading the bytes directly is several times cheaper. It is as strict as the decoder it
-/// replaces: invalid UTF-8, unescaped control characters, lone surrogates, leading zeros,
-/// trailing garbage and wrong types are errors, with the byte offset where it went wrong.
+/// Reading the bytes directly is several times cheaper. It is at least as strict as the
+/// decoder it replaces (stricter where Foundation lets a trailing comma or a malformed
+/// number in a skipped value pass): invalid UTF-8, unescaped control characters, lone
+/// surrogates, leading zeros, trailing garbage and wrong types are errors, with the byte
+/// offset where it went wrong.
 /// Unknown object keys are skipped (validated, not kept), so a newer server may add fields.
 /// Nesting deeper than `maximumDepth` is refused: the reader recurses, and no response of
 /// the API nests more than four levels.

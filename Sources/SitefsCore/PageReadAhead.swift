@@ -11,7 +11,7 @@ typealias FetchedPage = (names: [String], identifiers: [ItemIdentifier], next: P
 /// Listing a big folder is a chain: the next page's cursor is only known once a page has
 /// come. Fetched on demand, the server's work on page n+1 waits until the kernel has read
 /// every entry of page n and the daemon has decoded and cached it. Fetched ahead, the two
-/// overlap: cold `ls -l` of 10,000 files went from about 0.42 s to about 0.3 s on a 2-core
+/// overlap: cold `ls -l` of 10,000 files went from about 0.42 s to about 0.36 s on a 2-core
 /// machine (see scripts/bench). At most one page is fetched ahead per listing, so a reader
 /// that stops early (`ls | head`) costs one page more than it read.
 final class PageReadAhead: @unchecked Sendable {

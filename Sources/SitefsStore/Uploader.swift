@@ -142,14 +142,14 @@ public final class Uploader: @unchecked Sendable {
         }
     }
 
-    /// Queues a save, replacing an older one of the same file. The oldest save resumed from
-    /// the journal is kept as the newer one's `predecessor` instead of being dropped: it is
-    /// the one that may have been in flight when the last run ended.
+    /// Queues a save, replacing an older one of the same file, and returns when it is due.
+    /// The oldest save resumed from the journal is kept as the newer one's `predecessor`
+    /// instead of being dropped: it is the one that may have been in flight when the last
+    /// run ended.
     @discardableResult
     private func enqueueLocked(_ job: Job, delay: Duration, resuming: Bool = false) -> ContinuousClock.Instant {
         var job = job
         job.notBefore = .now + delay
-        defer { queued[job.identifier] = job }
         job.resumed = resuming
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
@@ -170,6 +170,7 @@ public final class Uploader: @unchecked Sendable {
             journal.drop(failed.0)
             unlink(failed.0.stagedPath)
         }
+        queued[job.identifier] = job
         return job.notBefore
     }
 
@@ -436,7 +437,7 @@ public final class Uploader: @unchecked Sendable {
         func consider(_ time: ContinuousClock.Instant) {
             if time > now, due.map({ time < $0 }) ?? true { due = time }
         }
-        // By index: reads one field in place, where iterating the values copies every job.
+        // By index, reading the one field needed.
         for index in queued.values.indices { consider(queued.values[index].notBefore) }
         for index in renames.values.indices { consider(renames.values[index].notBefore) }
         return due
