@@ -35,60 +35,77 @@ import Testing
         #expect(harness.backend.calls("children") == 8)
     }
 
-    @Test func theNextPageIsFetchedWhileTheCurrentOneIsRead() throws {
-        let harness = try CoreHarness(pageSize: 10)
-        defer { harness.remove() }
+    /// A site of 25 files listed 10 per page, opened as a directory.
+    private func openSiteOf25Files(_ harness: CoreHarness) throws -> (InodeNumber, HandleID) {
         let site = harness.backend.addSite("Harbour")
         for index in 0..<25 { harness.backend.add(String(format: "file %02d", index), in: site, kind: .file) }
         let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let handle = try harness.filesystem.openDirectory(siteInode, flags: 0, context: harness.context)
-        defer { harness.filesystem.releaseDirectory(siteInode, handle: handle) }
+        return (siteInode, try harness.filesystem.openDirectory(siteInode, flags: 0, context: harness.context))
+    }
+
+    /// Names from `offset` to the end, read `perCall` entries per readdir.
+    private func readNames(_ harness: CoreHarness, _ inode: InodeNumber, _ handle: HandleID, from offset: UInt64,
+                           perCall: Int) throws -> [String] {
+        var names: [String] = []
+        var offset = offset
+        while true {
+            var batch: [DirectoryEntry] = []
+            try harness.filesystem.readDirectory(inode, handle: handle, offset: offset, plus: false, context: harness.context) {
+                guard batch.count < perCall else { return false }
+                batch.append($0)
+                return true
+            }
+            if batch.isEmpty { return names }
+            names += batch.map(\.name.description)
+            offset = batch.last!.nextOffset
+        }
+    }
+
+    /// Bounded wait for the background read-ahead to have made `count` listing calls.
+    private func waitForListingCalls(_ harness: CoreHarness, _ count: Int) {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while harness.backend.calls("children") < count, ContinuousClock.now < deadline { usleep(2_000) }
+    }
+
+    @Test func theNextPageIsFetchedWhileTheCurrentOneIsRead() throws {
+        let harness = try CoreHarness(pageSize: 10)
+        defer { harness.remove() }
+        let (inode, handle) = try openSiteOf25Files(harness)
+        defer { harness.filesystem.releaseDirectory(inode, handle: handle) }
         // One readdir that takes ".", "..", and the first page's first file only.
         var seen = 0
-        try harness.filesystem.readDirectory(siteInode, handle: handle, offset: 0, plus: false, context: harness.context) { _ in
+        try harness.filesystem.readDirectory(inode, handle: handle, offset: 0, plus: false, context: harness.context) { _ in
             seen += 1
             return seen <= 3
         }
-        #expect(harness.backend.calls("children") >= 1)
-        // Nobody asked for page two, yet it is fetched (bounded wait: a background thread).
-        let deadline = ContinuousClock.now + .seconds(10)
-        while harness.backend.calls("children") < 2, ContinuousClock.now < deadline { usleep(2_000) }
+        // Nobody asked for page two, yet it is fetched.
+        waitForListingCalls(harness, 2)
         #expect(harness.backend.calls("children") == 2)
+        // The reader then gets it without asking the server again.
+        let rest = try readNames(harness, inode, handle, from: 3, perCall: 7)
+        #expect(rest == (1..<25).map { String(format: "file %02d", $0) })
+        #expect(harness.backend.calls("children") == 3)
     }
 
     @Test func aFailedReadAheadIsFetchedAgainByTheReader() throws {
         let harness = try CoreHarness(pageSize: 10)
         defer { harness.remove() }
-        let site = harness.backend.addSite("Harbour")
-        for index in 0..<25 { harness.backend.add(String(format: "file %02d", index), in: site, kind: .file) }
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let handle = try harness.filesystem.openDirectory(siteInode, flags: 0, context: harness.context)
-        defer { harness.filesystem.releaseDirectory(siteInode, handle: handle) }
+        let (inode, handle) = try openSiteOf25Files(harness)
+        defer { harness.filesystem.releaseDirectory(inode, handle: handle) }
+        harness.backend.failListings(after: 1)  // page one comes; the read-ahead of page two fails
         var names: [String] = []
-        harness.backend.fail(with: nil)
-        try harness.filesystem.readDirectory(siteInode, handle: handle, offset: 0, plus: false, context: harness.context) { entry in
+        try harness.filesystem.readDirectory(inode, handle: handle, offset: 0, plus: false, context: harness.context) {
             guard names.count < 5 else { return false }
-            names.append(entry.name.description)
-            // The first page is in: the server fails from here on, so page two's read-ahead fails.
-            if names.count == 3 { harness.backend.fail(with: .unreachable("down")) }
+            names.append($0.name.description)
             return true
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while harness.backend.calls("children") < 2, ContinuousClock.now < deadline { usleep(2_000) }
-        usleep(50_000)  // let the failed read-ahead record its failure
-        harness.backend.fail(with: nil)
-        var offset = UInt64(names.count)
-        while true {
-            var batch: [DirectoryEntry] = []
-            try harness.filesystem.readDirectory(siteInode, handle: handle, offset: offset, plus: false, context: harness.context) {
-                batch.append($0)
-                return true
-            }
-            if batch.isEmpty { break }
-            names += batch.map(\.name.description)
-            offset = batch.last!.nextOffset
-        }
+        waitForListingCalls(harness, 2)
+        usleep(50_000)  // the failed read-ahead records its failure
+        harness.backend.failListings(after: nil)
+        names += try readNames(harness, inode, handle, from: 5, perCall: 7)
         #expect(names.filter { !$0.hasPrefix(".") } == (0..<25).map { String(format: "file %02d", $0) })
+        // Page one, the failed read-ahead, page two again by the reader, page three ahead.
+        #expect(harness.backend.calls("children") == 4)
     }
 
     @Test func readdirplusCountsOnlyPlacedEntries() throws {

@@ -29,12 +29,16 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         /// when the daemon dies between the server's commit and its answer.
         var answersToLose = 0
         var lostAnswersReleased = false
+        /// Listing calls after this many fail as unreachable (until cleared).
+        var listingsBeforeFailing: Int?
     }
 
     let state = Mutex(State())
 
     /// Every call fails with this until cleared.
     func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
+    /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
+    func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
     /// Makes downloads slow, so concurrent opens overlap.
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes uploads report half their bytes sent and wait there until released.
@@ -118,6 +122,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("children")
         return try state.withLock { state throws(ProviderError) in
+            if let allowed = state.listingsBeforeFailing {
+                guard allowed > 0 else { throw .unreachable("listing failed on purpose") }
+                state.listingsBeforeFailing = allowed - 1
+            }
             guard state.nodes[folder] != nil else { throw .notFound }
             return page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit)
         }
