@@ -64,7 +64,12 @@ extension SitefsFilesystem {
     private func deleteOnServer(_ item: ProviderItem, in folder: ProviderItem) throws(Errno) {
         guard item.capabilities.contains(.delete) else { throw .permissionDenied }
         try flushRenames(before: "delete \(item.name)")
-        uploader.beginDelete(item.identifier)
+        do {
+            try uploader.beginDelete(item.identifier)
+        } catch {
+            logger.error("cannot record the delete of \(item.name) in the upload journal: \(error)")
+            throw .ioError
+        }
         defer { uploader.endDelete(item.identifier) }
         do {
             try backend.delete(item.identifier, baseVersion: nil)

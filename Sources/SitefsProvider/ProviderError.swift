@@ -26,6 +26,10 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
     /// A local file could not be read or written.
     case localIO(String)
 
+    public var isNotFound: Bool {
+        if case .notFound = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .notAuthenticated(let message): return "not signed in: \(message); run `sitefs login`"

@@ -172,7 +172,7 @@ extension Uploader {
     private func isCancelled(_ job: Job) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return cancelled.contains(job.identifier) || deleting.contains(job.identifier)
+        return cancelled.contains(job.identifier) || deleting.contains(job.identifier) || deletedBeforeRestart.contains(job.identifier)
     }
 
     /// Returns true when the flag changed.

@@ -44,7 +44,32 @@ final class UploadJournal: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v3: deletes in progress") { db in
+            try db.execute(sql: "CREATE TABLE deletes (site TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (site, id))")
+        }
         try migrator.migrate(queue)
+    }
+
+    /// A delete about to go to the server (durable when this returns). A run that dies after
+    /// the server deleted the item, before its pending saves were dropped, resumes those
+    /// saves; this row tells them that a 404 is this mount's delete, not someone else's, so
+    /// the file is not created again.
+    func recordDelete(_ identifier: ItemIdentifier) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO deletes VALUES (?, ?)", arguments: [identifier.site, identifier.id])
+        }
+    }
+
+    func clearDelete(_ identifier: ItemIdentifier) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "DELETE FROM deletes WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+        }
+    }
+
+    func pendingDeletes() throws -> [ItemIdentifier] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT site, id FROM deletes").map { ItemIdentifier(site: $0["site"], id: $0["id"]) }
+        }
     }
 
     /// Commits a save (durable when this returns).

@@ -56,6 +56,9 @@ public final class Uploader: @unchecked Sendable {
     /// Items being deleted on the server right now: a 404 for one of their uploads is that
     /// delete, not someone else's, so the file must not be created again.
     var deleting: Set<ItemIdentifier> = []
+    /// Items whose delete an earlier run had started (journaled) when it ended, with saves
+    /// resumed: the same holds for a 404 of those, and the save then goes.
+    var deletedBeforeRestart: Set<ItemIdentifier> = []
     /// New files whose create has finished, by their retired local identifier: what the
     /// server made of them. A caller that looked the local one up just before (a rename, a
     /// delete, a save racing the outcome's report) acts on the server item instead.
@@ -106,6 +109,13 @@ public final class Uploader: @unchecked Sendable {
         for rename in try journal.pendingRenames() {
             renames[rename.identifier] = rename
             renameOrder.append(rename.identifier)
+        }
+        for identifier in try journal.pendingDeletes() {
+            if queued[identifier] != nil || failures[identifier] != nil {
+                deletedBeforeRestart.insert(identifier)
+            } else {
+                journal.clearDelete(identifier)  // its saves were dropped before the run ended
+            }
         }
         if resumed + renames.count > 0 {
             logger.notice("resuming \(resumed) saved uploads and \(renames.count) renames from the journal")
@@ -293,9 +303,12 @@ public final class Uploader: @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Brackets a delete on the server (see `deleting`); `endDelete` after it, whatever the
-    /// outcome (`cancel` follows a delete that worked).
-    public func beginDelete(_ identifier: ItemIdentifier) {
+    /// Brackets a delete on the server (see `deleting`), journaled first (see
+    /// `UploadJournal.recordDelete`); `endDelete` after it, whatever the outcome (`cancel`
+    /// follows a delete that worked). Throws when the journal cannot be written: the delete
+    /// must then not be sent.
+    public func beginDelete(_ identifier: ItemIdentifier) throws {
+        try journal.recordDelete(identifier)
         condition.lock()
         deleting.insert(identifier)
         condition.unlock()
@@ -305,6 +318,7 @@ public final class Uploader: @unchecked Sendable {
         condition.lock()
         deleting.remove(identifier)
         condition.unlock()
+        journal.clearDelete(identifier)
     }
 
     /// `sitefs retry`: failed saves are queued again.
@@ -479,7 +493,7 @@ public final class Uploader: @unchecked Sendable {
         case .recreated(_, let item):
             confirm(job, producing: item.version)
         case .failed(_, let error):
-            if cancelled.remove(job.identifier) != nil {
+            if cancelled.remove(job.identifier) != nil || deletedBeforeRestart.contains(job.identifier) && error.isNotFound {
                 journal.drop(job)
                 unlink(job.stagedPath)
                 dropPredecessor(of: job)
@@ -500,6 +514,12 @@ public final class Uploader: @unchecked Sendable {
                 journal.failed(job, reason: error.description)
                 failures[job.identifier] = (job, error.description)
             }
+        }
+        // A delete from before a restart is settled once no save of the item is left: it
+        // reached the server (the saves met its 404 and went) or it never did.
+        if deletedBeforeRestart.contains(job.identifier), queued[job.identifier] == nil, failures[job.identifier] == nil {
+            deletedBeforeRestart.remove(job.identifier)
+            journal.clearDelete(job.identifier)
         }
         condition.broadcast()
     }

@@ -29,6 +29,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         /// when the daemon dies between the server's commit and its answer.
         var answersToLose = 0
         var lostAnswersReleased = false
+        /// The next delete is applied and then never answered (until released).
+        var loseDeleteAnswer = false
+        /// Deletes wait, not applied, until this is cleared.
+        var holdDeletes = false
         /// Listing calls after this many fail as unreachable (until cleared).
         var listingsBeforeFailing: Int?
     }
@@ -49,6 +53,11 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     /// `releaseLostAnswers()` and get an error: the server has the save, the caller never knew.
     func loseAnswers(ofNextUploads count: Int) { state.withLock { $0.answersToLose = count } }
     func releaseLostAnswers() { state.withLock { $0.lostAnswersReleased = true } }
+    /// The next delete is applied, then its caller waits until `releaseLostAnswers()` and
+    /// gets an error: the server deleted the item, the daemon never learnt it.
+    func loseAnswerOfNextDelete() { state.withLock { $0.loseDeleteAnswer = true } }
+    /// Makes deletes wait before they are applied until released.
+    func holdDeletes(_ hold: Bool) { state.withLock { $0.holdDeletes = hold } }
     func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
     var bytesFetched: Int { state.withLock { $0.bytesFetched } }
 
@@ -248,6 +257,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func delete(_ identifier: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
         try call("delete")
+        while state.withLock({ $0.holdDeletes }) { usleep(5_000) }
         try state.withLock { state throws(ProviderError) in
             guard state.nodes[identifier] != nil else { throw .notFound }
             var doomed = [identifier]
@@ -260,6 +270,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
                 state.nodes[victim] = nil
                 state.feed.append(.deleted(victim))
             }
+        }
+        if state.withLock({ state in defer { state.loseDeleteAnswer = false }; return state.loseDeleteAnswer }) {
+            while !state.withLock({ $0.lostAnswersReleased }) { usleep(5_000) }
+            throw .unreachable("test: the answer was lost")
         }
     }
 

@@ -180,6 +180,59 @@ import Testing
         #expect(!(try second.list(secondSite).map(\.name.description).contains("draft.txt")))
     }
 
+    @Test func aSaveResumedAfterItsFilesDeleteReachedTheServerDoesNotBringTheFileBack() throws {
+        let (first, site, _, siteInode) = try harnessWithDocument()
+        let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
+        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
+        try first.write(inode, handle: handle, Array("saved, then deleted".utf8))
+        try first.filesystem.flush(inode, handle: handle, context: first.context)
+        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        // The server deletes the file; the run dies before it learns so (and before the
+        // pending save is dropped from the journal).
+        first.backend.loseAnswerOfNextDelete()
+        defer { first.backend.releaseLostAnswers() }
+        Thread { try? first.unlink(siteInode, "doc.odt") }.start()
+        let deadline = Date().addingTimeInterval(10)
+        while first.backend.node(named: "doc.odt", in: site) != nil && Date() < deadline { usleep(5_000) }
+        #expect(first.backend.node(named: "doc.odt", in: site) == nil)
+        first.filesystem.unmounting()
+
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        // The resumed save met the 404 of this mount's own delete: it goes, and the file is
+        // not created again.
+        #expect(second.backend.node(named: "doc.odt", in: site) == nil)
+        #expect(second.backend.calls("createFile") == 0)
+        #expect(second.filesystem.uploadStatus.failed.isEmpty)
+        let staging = second.cacheDirectory.appendingPathComponent("staging").path
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty)
+    }
+
+    @Test func aSaveResumedAfterADeleteThatNeverReachedTheServerIsUploaded() throws {
+        let (first, site, document, siteInode) = try harnessWithDocument()
+        let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
+        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
+        try first.write(inode, handle: handle, Array("saved; the delete never left".utf8))
+        try first.filesystem.flush(inode, handle: handle, context: first.context)
+        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        // The delete is journaled, then the run dies before the server gets it.
+        first.backend.holdDeletes(true)
+        defer { first.backend.holdDeletes(false) }
+        Thread { try? first.unlink(siteInode, "doc.odt") }.start()
+        let deadline = Date().addingTimeInterval(10)
+        while first.backend.calls("delete") == 0 && Date() < deadline { usleep(5_000) }
+        first.filesystem.unmounting()
+
+        let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
+        defer { second.remove() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        // The file is still there, so the save is not lost: it is uploaded.
+        #expect(second.backend.content(of: document) == Array("saved; the delete never left".utf8))
+        #expect(second.backend.node(named: "doc.odt", in: site)?.identifier == document)
+        #expect(second.filesystem.uploadStatus.failed.isEmpty)
+    }
+
     @Test func aSaveWhoseAnswerARestartLostIsNotTakenForSomeoneElsesEdit() throws {
         let (first, site, document, siteInode) = try harnessWithDocument(delay: .zero)
         first.backend.loseAnswers(ofNextUploads: 1)
