@@ -42,6 +42,14 @@ struct CoreHarness {
         return entry.attributes.inode
     }
 
+    /// What an editor saving in place does: open with O_TRUNC, write, flush, close.
+    func saveInPlace(_ inode: InodeNumber, _ text: String) throws {
+        let handle = try filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: context).handle
+        try write(inode, handle: handle, Array(text.utf8))
+        try filesystem.flush(inode, handle: handle, context: context)
+        filesystem.release(inode, handle: handle, flags: O_WRONLY)
+    }
+
     func rename(_ parent: InodeNumber, _ name: String, to newName: String, in newParent: InodeNumber? = nil) throws(Errno) {
         try filesystem.rename(parent: parent, name: FileName(name), newParent: newParent ?? parent, newName: FileName(newName),
                               flags: 0, context: context)

@@ -183,10 +183,7 @@ import Testing
     @Test func aSaveResumedAfterItsFilesDeleteReachedTheServerDoesNotBringTheFileBack() throws {
         let (first, site, _, siteInode) = try harnessWithDocument()
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
-        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
-        try first.write(inode, handle: handle, Array("saved, then deleted".utf8))
-        try first.filesystem.flush(inode, handle: handle, context: first.context)
-        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        try first.saveInPlace(inode, "saved, then deleted")
         // The server deletes the file; the run dies before it learns so (and before the
         // pending save is dropped from the journal).
         first.backend.loseAnswerOfNextDelete()
@@ -212,10 +209,7 @@ import Testing
     @Test func aSaveResumedAfterADeleteThatNeverReachedTheServerIsUploaded() throws {
         let (first, site, document, siteInode) = try harnessWithDocument()
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
-        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
-        try first.write(inode, handle: handle, Array("saved; the delete never left".utf8))
-        try first.filesystem.flush(inode, handle: handle, context: first.context)
-        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        try first.saveInPlace(inode, "saved; the delete never left")
         // The delete is journaled, then the run dies before the server gets it.
         first.backend.holdDeletes(true)
         defer { first.backend.holdDeletes(false) }
@@ -238,18 +232,12 @@ import Testing
         first.backend.loseAnswers(ofNextUploads: 1)
         defer { first.backend.releaseLostAnswers() }
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
-        func save(_ text: String) throws {
-            let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
-            try first.write(inode, handle: handle, Array(text.utf8))
-            try first.filesystem.flush(inode, handle: handle, context: first.context)
-            first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
-        }
-        try save("first save")
+        try first.saveInPlace(inode, "first save")
         // The server commits it; the answer never comes (the daemon dies before it).
         let deadline = Date().addingTimeInterval(10)
         while first.backend.content(of: document) != Array("first save".utf8) && Date() < deadline { usleep(10_000) }
         #expect(first.backend.content(of: document) == Array("first save".utf8))
-        try save("second save")  // queued behind the one in flight, on the same base version
+        try first.saveInPlace(inode, "second save")  // queued behind the one in flight, on the same base version
         first.filesystem.unmounting()
 
         let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
@@ -269,10 +257,7 @@ import Testing
     @Test func afterARestartAFileWithASaveNotYetUploadedShowsThatSave() throws {
         let (first, _, document, siteInode) = try harnessWithDocument()
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
-        let handle = try first.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: first.context).handle
-        try first.write(inode, handle: handle, Array("saved, not sent".utf8))
-        try first.filesystem.flush(inode, handle: handle, context: first.context)
-        first.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        try first.saveInPlace(inode, "saved, not sent")
         first.filesystem.unmounting()
         first.backend.fail(with: .unreachable("test: server down"))  // the save stays pending
         let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
