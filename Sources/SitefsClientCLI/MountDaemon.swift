@@ -66,9 +66,11 @@ struct MountDaemon {
         let pending = filesystem.uploadStatus.pending
         if pending > 0 {
             logger.notice("waiting for \(pending) pending uploads")
-            if !filesystem.waitForUploads(timeout: .seconds(600)) {
-                logger.error("uploads still pending at exit; their content is kept in \(cacheDirectory)/staging")
-            }
+        }
+        if filesystem.waitForUploads(timeout: .seconds(600)) {
+            filesystem.recordCleanShutdown()
+        } else {
+            logger.error("uploads still pending at exit; their content is kept in \(cacheDirectory)/staging")
         }
     }
 

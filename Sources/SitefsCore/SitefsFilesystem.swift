@@ -252,6 +252,12 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         metadata.flush()
     }
 
+    /// After the unmount, once every upload is over: the metadata cache is complete, so the
+    /// next mount of this cache directory may start from it as current.
+    public func recordCleanShutdown() {
+        metadata.markCleanShutdown()
+    }
+
     deinit {
         poller?.stop()
         uploader.shutdown()

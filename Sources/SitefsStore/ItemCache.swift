@@ -55,9 +55,12 @@ public final class ItemCache: Sendable {
         self.maxAge = maxAge
         self.persistence = persistence
         guard let persistence else { return }
-        // Warm start: what the last mount knew counts as fresh; the change feed, resumed
-        // from the saved cursor, brings it up to date.
-        let now = ContinuousClock.now
+        // Warm start after a clean unmount: what the last mount knew counts as fresh; the
+        // change feed, resumed from the saved cursor, brings it up to date. After a kill it is
+        // loaded as stale: asked of the server on first use, and used as it is only while
+        // the server cannot be reached (see MetadataDatabase.lastRunEndedCleanly). The soak
+        // caught a new file made under a name the server's file had just been renamed to.
+        let now = persistence.lastRunEndedCleanly ? ContinuousClock.now : ContinuousClock.now - maxAge - .seconds(1)
         let items = persistence.loadItems()
         let listings = persistence.loadListings()
         state.withLock { state in

@@ -19,6 +19,13 @@ public final class MetadataDatabase: Sendable {
     /// Writes not yet taken by the background queue (taken all at once).
     private let pending = Mutex<(work: [@Sendable (Database) throws -> Void], scheduled: Bool)>(([], false))
     private let logger: Logger
+    /// Whether the last mount of this cache ended cleanly: everything it knew written, with
+    /// nothing after (`markCleanShutdown`). The mark is taken away at open, so a run that is
+    /// killed leaves none. After a kill the cache may lag the upload journal by the last
+    /// writes (a rename the server confirmed and the journal dropped, its new name not yet
+    /// written here), so it must not be trusted as current.
+    public let lastRunEndedCleanly: Bool
+    private static let cleanShutdownKey = "clean_shutdown"
 
     public init(path: String, logger: Logger) throws {
         var configuration = Configuration()
@@ -49,6 +56,11 @@ public final class MetadataDatabase: Sendable {
                 """)
         }
         try migrator.migrate(queue)
+        lastRunEndedCleanly = try queue.write { db in
+            let found = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey]) != nil
+            try db.execute(sql: "DELETE FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey])
+            return found
+        }
     }
 
     // MARK: Loading (at mount)
@@ -155,6 +167,20 @@ public final class MetadataDatabase: Sendable {
         writes.sync { writePending() }
     }
 
+    /// Everything is written and the mount is over: the next mount may trust this cache.
+    public func markCleanShutdown() {
+        writes.sync {
+            writePending()
+            do {
+                try queue.write { db in
+                    try db.execute(sql: "INSERT OR REPLACE INTO state VALUES (?, '1')", arguments: [Self.cleanShutdownKey])
+                }
+            } catch {
+                logger.warning("cannot mark the metadata cache complete (the next mount will check it with the server): \(error)")
+            }
+        }
+    }
+
     private func enqueue(_ work: @escaping @Sendable (Database) throws -> Void) {
         let schedule = pending.withLock { pending -> Bool in
             pending.work.append(work)
@@ -174,6 +200,8 @@ public final class MetadataDatabase: Sendable {
         guard !batch.isEmpty else { return }
         do {
             try queue.write { db in
+                // Anything written after the mark makes it untrue.
+                try db.execute(sql: "DELETE FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey])
                 for work in batch { try work(db) }
             }
         } catch {

@@ -327,6 +327,35 @@ import Testing
         #expect(staging.isEmpty)
     }
 
+    @Test func aRemountTrustsTheMetadataCacheOnlyAfterACleanShutdown() throws {
+        let first = try CoreHarness()
+        let site = first.backend.addSite("Harbour")
+        let file = first.backend.add("a.txt", in: site, kind: .file)
+        let firstSite = try first.lookup(.root, "Harbour").attributes.inode
+        _ = try first.lookup(firstSite, "a.txt")
+        first.filesystem.unmounting()  // the listing is written; no clean-shutdown mark
+        // The server's file gets a name the cache never saw (as when a kill comes right after
+        // a rename the journal already counts as done).
+        _ = try first.backend.update(file, ItemChanges(name: "b.txt"), baseVersion: nil)
+
+        let second = try CoreHarness(reusing: first)
+        let secondSite = try second.lookup(.root, "Harbour").attributes.inode
+        // Not trusted: the listing is asked for again, so the new name is found (a create of
+        // "b.txt" would otherwise make a second file hiding the server's).
+        #expect(try second.lookup(secondSite, "b.txt").attributes.inode != 0)
+        #expect(throws: Errno.noSuchFileOrDirectory) { try second.lookup(secondSite, "a.txt") }
+        second.filesystem.unmounting()
+        second.filesystem.recordCleanShutdown()
+
+        let third = try CoreHarness(reusing: second)
+        defer { third.remove() }
+        let listingsBefore = third.backend.calls("children") + third.backend.calls("sites")
+        let thirdSite = try third.lookup(.root, "Harbour").attributes.inode
+        #expect(try third.lookup(thirdSite, "b.txt").attributes.inode != 0)
+        // After a clean shutdown the cache is current: no listing asked of the server.
+        #expect(third.backend.calls("children") + third.backend.calls("sites") == listingsBefore)
+    }
+
     @Test func newFilesAreCreatedAndTheirContentUploadedOnClose() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }
