@@ -117,7 +117,15 @@ struct MountSoakTests {
             let stored = try fixture.api.call("GET", "/v1/items/\(id)/content").body
             if stored != content {
                 bytesLost += content.utf8.count
-                Issue.record("\(name) differs on the server (seed \(seed))")
+                // Where the model's content went, if anywhere: a conflict copy keeps the bytes
+                // (a spurious conflict), no copy means they are gone.
+                var keptIn: [String] = []
+                for (other, otherID) in onServer where other.contains("(conflict ") {
+                    if try fixture.api.call("GET", "/v1/items/\(otherID)/content").body == content { keptIn.append(other) }
+                }
+                Issue.record("\(name) differs on the server: \(stored.utf8.count) bytes there, \(content.utf8.count) in the model; "
+                             + (keptIn.isEmpty ? "no conflict copy holds the model's content" : "the model's content is in \(keptIn)")
+                             + " (seed \(seed))")
             }
         }
         // Files back on the server that the model deleted: not a loss, but a known imprecision
