@@ -123,9 +123,8 @@ struct MountSoakTests {
                 for (other, otherID) in onServer where other.contains("(conflict ") {
                     if try fixture.api.call("GET", "/v1/items/\(otherID)/content").body == content { keptIn.append(other) }
                 }
-                Issue.record("\(name) differs on the server: \(stored.utf8.count) bytes there, \(content.utf8.count) in the model; "
-                             + (keptIn.isEmpty ? "no conflict copy holds the model's content" : "the model's content is in \(keptIn)")
-                             + " (seed \(seed))")
+                let whereabouts = keptIn.isEmpty ? "no conflict copy holds the model's content" : "the model's content is in \(keptIn)"
+                Issue.record("\(name) differs on the server: \(stored.utf8.count) bytes there, \(content.utf8.count) in the model; \(whereabouts) (seed \(seed))")
             }
         }
         // Files back on the server that the model deleted: not a loss, but a known imprecision
