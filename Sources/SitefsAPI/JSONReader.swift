@@ -76,10 +76,7 @@ public struct JSONReader {
     /// Consumes `null` and returns true, or returns false and consumes nothing.
     public mutating func readNull() -> Bool {
         skipWhitespace()
-        guard bytes.count - position >= 4, bytes[position] == UInt8(ascii: "n"), bytes[position + 1] == UInt8(ascii: "u"),
-              bytes[position + 2] == UInt8(ascii: "l"), bytes[position + 3] == UInt8(ascii: "l") else { return false }
-        position += 4
-        return true
+        return matches("null")
     }
 
     public mutating func readBool() throws(Error) -> Bool {

@@ -178,7 +178,7 @@ extension SitefsFilesystem {
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: nil,
                                                    into: .file(descriptor: descriptor, offset: 0))
-            guard case .fetched(let version, _, _) = outcome else { throw .invalidResponse("304 without a condition") }
+            guard case .fetched(let version, _) = outcome else { throw .invalidResponse("304 without a condition") }
             return .success((descriptor, version))
         } catch {
             close(descriptor)
@@ -217,7 +217,7 @@ extension SitefsFilesystem {
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: version,
                                                    into: .file(descriptor: descriptor, offset: 0))
-            guard case .fetched(let current, _, _) = outcome else {
+            guard case .fetched(let current, _) = outcome else {
                 close(descriptor)
                 Glibc.unlink(fresh)
                 return .success(nil)

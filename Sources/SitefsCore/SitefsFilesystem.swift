@@ -208,16 +208,17 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         } else if item.kind == .file, !item.identifier.isLocal, let pending = uploader.latestSave(of: item.identifier) {
             // A save not on the server yet and no copy open (after a restart): the file is
             // what was saved, not what the server still has.
-            let modified = pending.modified.map { TimeSpec(seconds: $0.timespecParts.seconds, nanoseconds: $0.timespecParts.nanoseconds) }
-            return AttributeMapping.attributes(inode: inode, item: item, size: pending.size, modified: modified,
+            return AttributeMapping.attributes(inode: inode, item: item, size: pending.size,
+                                               modified: pending.modified.map(AttributeMapping.timespec),
                                                configuration: configuration)
         }
         return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration)
     }
 
     /// An entry for the kernel; the caller counts the lookup once the reply is certain.
-    func entry(for item: ProviderItem) -> Entry {
-        let inode = inodes.inode(for: item.identifier)
+    /// `inode`: the item's, when the caller has it already (readdirplus, per entry).
+    func entry(for item: ProviderItem, inode: InodeNumber? = nil) -> Entry {
+        let inode = inode ?? inodes.inode(for: item.identifier)
         return Entry(attributes: attributes(of: item, inode: inode), attributeTimeout: configuration.kernelCacheTimeout,
                      entryTimeout: configuration.kernelCacheTimeout)
     }

@@ -41,7 +41,7 @@ final class BodyReceiver {
 
     /// Takes one piece of the body of a response with the given status. `declaredLength`
     /// (Content-Length) is read once, on the first piece kept in memory: the buffer is sized
-    /// for the whole body, so a multi-megabyte range is not copied again at every doubling.
+    /// for the whole body, so a large one (a listing page) is not copied again at every doubling.
     func receive(_ chunk: UnsafeRawBufferPointer, status: Int, declaredLength: @autoclosure () -> Int? = nil) throws(HTTPClientError) {
         defer { length += Int64(chunk.count) }
         switch target {

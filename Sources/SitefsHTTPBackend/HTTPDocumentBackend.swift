@@ -43,7 +43,6 @@ public final class HTTPDocumentBackend: DocumentBackend {
         var overflowed = false  // a buffer sink got more than its limit
         switch sink {
         case .file(let descriptor, let offset): responseSink = .fileDescriptor(descriptor, offset: offset)
-        case .memory(let limit): responseSink = .memory(limit: limit)
         case .buffer(let buffer, let limit):
             buffer.bytes.removeAll(keepingCapacity: true)
             buffer.bytes.reserveCapacity(limit)
@@ -70,8 +69,7 @@ public final class HTTPDocumentBackend: DocumentBackend {
             }
             let total = try Self.totalSize(response, range: range)
             if range != nil, response.status != 206 { throw .invalidResponse("a range request was answered with the whole content") }
-            if case .memory = sink { return .fetched(version: etag, totalSize: total, bytes: response.body) }
-            return .fetched(version: etag, totalSize: total, bytes: nil)
+            return .fetched(version: etag, totalSize: total)
         default:
             throw Self.error(for: response)
         }

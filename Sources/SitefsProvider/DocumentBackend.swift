@@ -50,12 +50,10 @@ public struct ItemChanges: Sendable, Equatable {
 public enum ContentSink: Sendable {
     /// Written with pwrite at `offset` + position (a local content copy).
     case file(descriptor: Int32, offset: Int64)
-    /// Kept in memory, at most `limit` bytes (small ranged reads).
-    case memory(limit: Int)
-    /// Kept in `buffer.bytes` (emptied first, its storage kept), at most `limit` bytes. A
-    /// reader streaming a file in megabyte windows hands back the buffer of a window it is
-    /// done with: fresh memory for every window cost a fifth of the daemon's CPU in `cat`
-    /// (page faults zeroing pages, then the copy).
+    /// Kept in memory, in `buffer.bytes` (emptied first, its storage kept), at most `limit`
+    /// bytes: ranged reads. A reader streaming a file in megabyte windows hands back the
+    /// buffer of a window it is done with: fresh memory for every window cost a fifth of the
+    /// daemon's CPU in `cat` (page faults zeroing pages, then the copy).
     case buffer(ReceiveBuffer, limit: Int)
 }
 
@@ -69,8 +67,8 @@ public final class ReceiveBuffer: @unchecked Sendable {
 
 public enum FetchOutcome: Sendable {
     case notModified
-    /// `bytes` is set for a memory sink. `totalSize` is the whole content's size.
-    case fetched(version: String, totalSize: Int64, bytes: [UInt8]?)
+    /// `totalSize` is the whole content's size.
+    case fetched(version: String, totalSize: Int64)
 }
 
 extension DocumentBackend {

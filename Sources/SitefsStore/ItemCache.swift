@@ -60,13 +60,13 @@ public final class ItemCache: Sendable {
         // loaded as stale: asked of the server on first use, and used as it is only while
         // the server cannot be reached (see MetadataDatabase.lastRunEndedCleanly). The soak
         // caught a new file made under a name the server's file had just been renamed to.
-        let now = persistence.lastRunEndedCleanly ? ContinuousClock.now : ContinuousClock.now - maxAge - .seconds(1)
+        let fetchedAt = persistence.lastRunEndedCleanly ? ContinuousClock.now : ContinuousClock.now - maxAge - .seconds(1)
         let items = persistence.loadItems()
         let listings = persistence.loadListings()
         state.withLock { state in
-            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: fetchedAt) }
             for (folder, var listing) in listings {
-                listing.fetchedAt = now
+                listing.fetchedAt = fetchedAt
                 state.listings[folder] = listing
             }
         }

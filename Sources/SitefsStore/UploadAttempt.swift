@@ -15,9 +15,9 @@ extension Uploader {
         if job.createsFile { return applyingModificationTime(create(job)) }
         let progress = progressCounter(for: job)
         var job = job
-        var outcome: Outcome
         var sawOwnEarlierSave = false
         while true {
+            let outcome: Outcome
             switch retrying(job, { () throws(ProviderError) -> ProviderItem in
                 try backend.modifyContent(of: job.identifier, baseVersion: job.baseVersion, contentsOf: job.stagedPath,
                                           modified: job.modified, progress: progress)

@@ -179,8 +179,7 @@ public final class Uploader: @unchecked Sendable {
                     job.predecessor = Job.Predecessor(stagedPath: replaced.stagedPath, size: replaced.size)
                 } else {
                     job.predecessor = job.predecessor ?? replaced.predecessor
-                    journal.drop(replaced)
-                    unlink(replaced.stagedPath)
+                    discardSnapshot(at: replaced.stagedPath)
                 }
             }
         } else {
@@ -188,8 +187,7 @@ public final class Uploader: @unchecked Sendable {
         }
         if let failed = failures.removeValue(forKey: job.identifier), failed.0.stagedPath != job.stagedPath {
             job.predecessor = job.predecessor ?? failed.0.predecessor
-            journal.drop(failed.0)
-            unlink(failed.0.stagedPath)
+            discardSnapshot(at: failed.0.stagedPath)
         }
         queued[job.identifier] = job
         return job.notBefore
@@ -197,9 +195,20 @@ public final class Uploader: @unchecked Sendable {
 
     /// The predecessor's row and snapshot go once the job it stood behind is done.
     func dropPredecessor(of job: Job) {
-        guard let predecessor = job.predecessor else { return }
-        journal.drop(stagedPath: predecessor.stagedPath)
-        unlink(predecessor.stagedPath)
+        if let predecessor = job.predecessor { discardSnapshot(at: predecessor.stagedPath) }
+    }
+
+    /// A save that will never be sent: its journal row and snapshot go, and the earlier save
+    /// it kept as its predecessor.
+    func discard(_ job: Job) {
+        discardSnapshot(at: job.stagedPath)
+        dropPredecessor(of: job)
+    }
+
+    /// A snapshot nothing needs any more: its journal row, then its file.
+    func discardSnapshot(at stagedPath: String) {
+        journal.drop(stagedPath: stagedPath)
+        unlink(stagedPath)
     }
 
     /// An upload found the server holding this mount's own earlier save (see
@@ -294,15 +303,9 @@ public final class Uploader: @unchecked Sendable {
     private func cancelLocked(_ identifier: ItemIdentifier) {
         if let job = queued.removeValue(forKey: identifier) {
             order.removeAll { $0 == identifier }
-            journal.drop(job)
-            unlink(job.stagedPath)
-            dropPredecessor(of: job)
+            discard(job)
         }
-        if let (job, _) = failures.removeValue(forKey: identifier) {
-            journal.drop(job)
-            unlink(job.stagedPath)
-            dropPredecessor(of: job)
-        }
+        if let (job, _) = failures.removeValue(forKey: identifier) { discard(job) }
         if let job = inFlight[identifier] {
             cancelled.insert(identifier)
             journal.drop(job)  // a restart must not resume it either
@@ -516,17 +519,14 @@ public final class Uploader: @unchecked Sendable {
             confirm(job, producing: item.version)
         case .failed(_, let error):
             if cancelled.remove(job.identifier) != nil || deletedBeforeRestart.contains(job.identifier) && error.isNotFound {
-                journal.drop(job)
-                unlink(job.stagedPath)
-                dropPredecessor(of: job)
+                discard(job)
             } else if var newer = queued[job.identifier] {
                 // Superseded while retrying: it may have reached the server with the answer
                 // lost (a reset after the commit, or a restart), so the newer save keeps it
                 // as its predecessor, and whatever older one either carried goes.
                 let kept = Job.Predecessor(stagedPath: job.stagedPath, size: job.size)
                 for older in Set([job.predecessor?.stagedPath, newer.predecessor?.stagedPath].compactMap { $0 }) {
-                    journal.drop(stagedPath: older)
-                    unlink(older)
+                    discardSnapshot(at: older)
                 }
                 newer.predecessor = kept
                 queued[job.identifier] = newer

@@ -108,6 +108,17 @@ struct CoreHarness {
         }
     }
 
+    /// Runs the check until it holds or `seconds` pass (background work: a bounded wait).
+    func waitUntil(seconds: Double = 10, _ check: () -> Bool) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !check() && Date() < deadline { usleep(5_000) }
+    }
+
+    /// True when no snapshot is left in staging (every save confirmed or dropped).
+    var stagingIsEmpty: Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("staging").path)) ?? []).isEmpty
+    }
+
     var contentFiles: [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("content").path)) ?? []
     }

@@ -61,12 +61,6 @@ import Testing
         }
     }
 
-    /// Bounded wait for the background read-ahead to have made `count` listing calls.
-    private func waitForListingCalls(_ harness: CoreHarness, _ count: Int) {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while harness.backend.calls("children") < count, ContinuousClock.now < deadline { usleep(2_000) }
-    }
-
     @Test func theNextPageIsFetchedWhileTheCurrentOneIsRead() throws {
         let harness = try CoreHarness(pageSize: 10)
         defer { harness.remove() }
@@ -79,7 +73,7 @@ import Testing
             return seen <= 3
         }
         // Nobody asked for page two, yet it is fetched.
-        waitForListingCalls(harness, 2)
+        harness.waitUntil { harness.backend.calls("children") >= 2 }
         #expect(harness.backend.calls("children") == 2)
         // The reader then gets it without asking the server again.
         let rest = try readNames(harness, inode, handle, from: 3, perCall: 7)
@@ -99,7 +93,7 @@ import Testing
             names.append($0.name.description)
             return true
         }
-        waitForListingCalls(harness, 2)
+        harness.waitUntil { harness.backend.calls("children") >= 2 }
         usleep(50_000)  // the failed read-ahead records its failure
         harness.backend.failListings(after: nil)
         names += try readNames(harness, inode, handle, from: 5, perCall: 7)

@@ -163,16 +163,14 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
         if ifNoneMatch == current { return .notModified }
         switch sink {
-        case .memory: return .fetched(version: current, totalSize: Int64(bytes.count), bytes: bytes)
         case .buffer(let buffer, let limit):
             guard bytes.count <= limit else { throw .invalidResponse("content larger than the range asked for") }
             buffer.bytes.removeAll(keepingCapacity: true)
             buffer.bytes += bytes
-            return .fetched(version: current, totalSize: Int64(bytes.count), bytes: nil)
         case .file(let descriptor, let offset):
             _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-            return .fetched(version: current, totalSize: Int64(bytes.count), bytes: nil)
         }
+        return .fetched(version: current, totalSize: Int64(bytes.count))
     }
 
     func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {

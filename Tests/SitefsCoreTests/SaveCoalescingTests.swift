@@ -189,8 +189,7 @@ import Testing
         first.backend.loseAnswerOfNextDelete()
         defer { first.backend.releaseLostAnswers() }
         Thread { try? first.unlink(siteInode, "doc.odt") }.start()
-        let deadline = Date().addingTimeInterval(10)
-        while first.backend.node(named: "doc.odt", in: site) != nil && Date() < deadline { usleep(5_000) }
+        first.waitUntil { first.backend.node(named: "doc.odt", in: site) == nil }
         #expect(first.backend.node(named: "doc.odt", in: site) == nil)
         first.filesystem.unmounting()
 
@@ -202,8 +201,7 @@ import Testing
         #expect(second.backend.node(named: "doc.odt", in: site) == nil)
         #expect(second.backend.calls("createFile") == 0)
         #expect(second.filesystem.uploadStatus.failed.isEmpty)
-        let staging = second.cacheDirectory.appendingPathComponent("staging").path
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty)
+        #expect(second.stagingIsEmpty)
     }
 
     @Test func aSaveResumedAfterADeleteThatNeverReachedTheServerIsUploaded() throws {
@@ -214,8 +212,7 @@ import Testing
         first.backend.holdDeletes(true)
         defer { first.backend.holdDeletes(false) }
         Thread { try? first.unlink(siteInode, "doc.odt") }.start()
-        let deadline = Date().addingTimeInterval(10)
-        while first.backend.calls("delete") == 0 && Date() < deadline { usleep(5_000) }
+        first.waitUntil { first.backend.calls("delete") > 0 }
         first.filesystem.unmounting()
 
         let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
@@ -234,8 +231,7 @@ import Testing
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
         try first.saveInPlace(inode, "first save")
         // The server commits it; the answer never comes (the daemon dies before it).
-        let deadline = Date().addingTimeInterval(10)
-        while first.backend.content(of: document) != Array("first save".utf8) && Date() < deadline { usleep(10_000) }
+        first.waitUntil { first.backend.content(of: document) == Array("first save".utf8) }
         #expect(first.backend.content(of: document) == Array("first save".utf8))
         try first.saveInPlace(inode, "second save")  // queued behind the one in flight, on the same base version
         first.filesystem.unmounting()
@@ -250,8 +246,7 @@ import Testing
         #expect(second.filesystem.uploadStatus.conflicts.isEmpty)
         #expect(second.backend.node(named: "doc.odt", in: site)?.identifier == document)
         // Both snapshots are gone once the server has the newer one.
-        let staging = second.cacheDirectory.appendingPathComponent("staging").path
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty)
+        #expect(second.stagingIsEmpty)
     }
 
     @Test func afterARestartAFileWithASaveNotYetUploadedShowsThatSave() throws {
