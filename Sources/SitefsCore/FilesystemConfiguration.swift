@@ -14,7 +14,9 @@ public struct FilesystemConfiguration: Sendable {
     public var gid: UInt32
     /// Mount read-only regardless of grants.
     public var readOnly: Bool
-    /// Largest read-ahead window for sequential reads of remote content.
+    /// Largest read-ahead window for sequential reads of remote content. Reads are served
+    /// as a window fills, so a large one costs no latency; it saves requests, which the
+    /// server answers more cheaply in few large ones than in many small ones.
     public var maximumReadAhead: Int
     /// How long a rename waits for the moved file's pending upload.
     public var uploadWaitForRename: Duration
@@ -28,7 +30,7 @@ public struct FilesystemConfiguration: Sendable {
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
-                maximumReadAhead: Int = 8 << 20, uploadWaitForRename: Duration = .seconds(60),
+                maximumReadAhead: Int = 16 << 20, uploadWaitForRename: Duration = .seconds(60),
                 writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10)) {
         self.pageSize = pageSize
         self.kernelCacheTimeout = kernelCacheTimeout

@@ -31,6 +31,9 @@ public protocol FilesystemOperations: AnyObject, Sendable {
     func create(parent: InodeNumber, name: FileName, mode: UInt32, flags: Int32, context: RequestContext) throws(Errno) -> (Entry, OpenReply)
     /// Reads up to `size` bytes at `offset` into `buffer` (capacity >= size); returns the count (0 at EOF).
     func read(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int
+    /// The same read, with the bytes lent until the adapter has replied (see `ReadLease`):
+    /// what the adapter calls. By default `read(into:)` into a buffer of the lease's own.
+    func lend(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease
     func write(_ inode: InodeNumber, handle: HandleID, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int
     func flush(_ inode: InodeNumber, handle: HandleID, context: RequestContext) throws(Errno)
     func release(_ inode: InodeNumber, handle: HandleID, flags: Int32)
@@ -53,6 +56,14 @@ public protocol FilesystemOperations: AnyObject, Sendable {
     func mounted(invalidator: any KernelCacheInvalidator)
     /// The session is ending (unmount or `destroy`).
     func unmounting()
+}
+
+extension FilesystemOperations {
+    public func lend(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease {
+        try ReadLease(capacity: size) { (buffer) throws(Errno) in
+            try read(inode, handle: handle, offset: offset, size: size, into: buffer)
+        }
+    }
 }
 
 /// Lets the core tell the kernel to drop cached entries, attributes and page data when the

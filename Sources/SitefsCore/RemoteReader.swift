@@ -1,18 +1,22 @@
 import Foundation
 import SitefsProvider
-import SystemPackage
 
 /// Serves a read-only open without a local copy: ranged requests as the reader goes, so
 /// `head -c 4096` of a huge file fetches kilobytes while `cat` streams in large requests.
 /// The version is pinned at open, so a reader keeps seeing the version it opened even if
 /// the server gets a newer one meanwhile.
 ///
+/// Each request fills a window of memory in order, and a read is served as soon as the
+/// bytes it asks for have arrived, not when the whole window has: so windows can be large
+/// (few requests, which the server answers more cheaply than many small ones) without a
+/// reader waiting longer for its first bytes. Reads are lent straight out of the window
+/// (`lend`), so the bytes are not copied again on their way to the kernel.
+///
 /// The kernel reads ahead on several threads at once and out of order, so "sequential" is
 /// judged by distance from the furthest byte asked for, not by exact succession: reads
-/// near it double the window (up to a limit), a far one resets it. A read covered by a
-/// fetch already in flight waits for that fetch instead of asking again, and a sequential
-/// reader keeps up to `aheadWindows` windows being fetched in the background ahead of it,
-/// so the transfer does not stall between requests. At most a few windows are kept.
+/// near it double the window (up to a limit), a far one resets it. A sequential reader
+/// keeps up to `aheadWindows` windows being fetched in the background ahead of it, so the
+/// transfer does not stall between requests. At most a few windows are kept.
 final class RemoteReader: @unchecked Sendable {
     let identifier: ItemIdentifier
     let version: String
@@ -20,27 +24,65 @@ final class RemoteReader: @unchecked Sendable {
     private let backend: any DocumentBackend
     private let maximumWindow: Int
     private static let initialWindow = 128 << 10
-    private static let keptSegments = 4
+    /// Finished windows kept for reads that come back to them (the kernel's out-of-order
+    /// read-ahead, or a program reading a header again).
+    private static let keptWindows = 2
     private static let aheadWindows = 2
-    /// Buffers of dropped windows kept for the next fetches (see `ContentSink.buffer`).
-    private static let spareBuffers = 2
+    /// Memory of dropped windows kept for the next fetches: fresh memory for every window
+    /// cost a fifth of the daemon's CPU in `cat` (page faults zeroing pages).
+    private static let spareStorages = 2
 
-    /// A fetched window. Its bytes are read only under `condition`: once the segment is
-    /// dropped its buffer is refilled by another fetch.
-    private struct Segment {
-        let start: Int64
-        let buffer: ReceiveBuffer
-        var end: Int64 { start + Int64(buffer.bytes.count) }
+    /// Memory a window is fetched into, reused by later windows once its window is gone.
+    private final class Storage: @unchecked Sendable {  // see Window for who touches which bytes
+        let bytes: UnsafeMutableRawBufferPointer
+
+        init(capacity: Int) {
+            bytes = .allocate(byteCount: capacity, alignment: 64)
+        }
+
+        deinit { bytes.deallocate() }
+    }
+
+    /// One ranged request's bytes. Only the fetching thread writes, and only beyond
+    /// `filled`; readers read only below it; `filled` moves under `condition`, so a reader
+    /// sees the bytes it covers. A window whose fetch failed leaves `windows` at once, with
+    /// its `error` kept for the read that started it.
+    private final class Window: @unchecked Sendable {  // guarded as described above
+        let range: ClosedRange<Int64>
+        let storage: Storage
+        // Guarded by the reader's `condition`:
+        var filled = 0
+        var fetching = true
+        var error: ProviderError?
+        /// The lowest last byte (offset in the file) a waiting read needs, if any read waits:
+        /// the fetch wakes readers only once that has arrived, not at every piece.
+        var awaited: Int64?
+        /// Reads lent out of this window right now: its storage is not reused until they end.
+        var lends = 0
+        var dropped = false
+
+        init(range: ClosedRange<Int64>, storage: Storage) {
+            self.range = range
+            self.storage = storage
+        }
+
+        func covers(_ wanted: ClosedRange<Int64>) -> Bool {
+            range.lowerBound <= wanted.lowerBound && wanted.upperBound <= range.upperBound
+        }
+
+        func hasArrived(_ wanted: ClosedRange<Int64>) -> Bool {
+            wanted.upperBound - range.lowerBound < Int64(filled)
+        }
     }
 
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var segments: [Segment] = []
-    private var spares: [ReceiveBuffer] = []
-    private var fetching: [ClosedRange<Int64>] = []
+    private var windows: [Window] = []
+    private var spares: [Storage] = []
     private var window = RemoteReader.initialWindow
     /// End of the furthest fetch started: reads near it continue the stream.
     private var streamEnd: Int64 = 0
+    private var closed = false
 
     init(identifier: ItemIdentifier, version: String, size: Int64, backend: any DocumentBackend, maximumWindow: Int) {
         self.identifier = identifier
@@ -50,28 +92,59 @@ final class RemoteReader: @unchecked Sendable {
         self.maximumWindow = max(maximumWindow, Self.initialWindow)
     }
 
+    /// Reads by copying into `buffer` (see `lend` for the copy-free way).
     func read(offset: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws(ProviderError) -> Int {
-        guard offset < size, count > 0 else { return 0 }
-        let wanted = Int(min(Int64(count), size - offset))
-        let range = offset...(offset + Int64(wanted) - 1)
+        let lease = try lend(offset: offset, count: count)
+        let copied = lease.bytes.count
+        buffer.copyMemory(from: lease.bytes)
+        lease.end()
+        return copied
+    }
+
+    /// The bytes at `offset` (at most `count`, fewer only at the end of the file), lent out
+    /// of the window that holds them once they have arrived.
+    func lend(offset: Int64, count: Int) throws(ProviderError) -> ReadLease {
+        guard offset < size, count > 0 else { return ReadLease(bytes: UnsafeRawBufferPointer(start: nil, count: 0)) {} }
+        let wanted = offset...(offset + min(Int64(count), size - offset) - 1)
         condition.lock()
+        defer { condition.unlock() }
+        var ownFetch: Window?
         while true {
-            if let segment = segments.last(where: { $0.start <= range.lowerBound && range.upperBound < $0.end }) {
-                copy(range, from: segment, into: buffer)
-                let prefetch = nextPrefetch(after: range, in: segment)
-                condition.unlock()
-                if let prefetch { startBackgroundFetch(prefetch) }
-                return wanted
+            if let found = windows.last(where: { $0.covers(wanted) }) {
+                // A read of a window it did not start itself is the stream going on: only
+                // then fetch ahead (`head -c 4096` fetches one small window, nothing more).
+                if found.hasArrived(wanted) { return lease(wanted, from: found, prefetching: found !== ownFetch) }
+                // Still coming: the fetch ends within the backend's timeouts, failed or not.
+                found.awaited = min(found.awaited ?? .max, wanted.upperBound)
+                condition.wait()
+                continue
             }
-            // Another thread is fetching these bytes: wait for it (it ends within the
-            // backend's timeouts; if it fails, this read fetches for itself).
-            guard fetching.contains(where: { $0.contains(range.lowerBound) && $0.contains(range.upperBound) }) else { break }
-            condition.wait()
+            // This read's own fetch failed: its error is the read's. Reads that were waiting
+            // on someone else's failed fetch come here and fetch for themselves.
+            if let error = ownFetch?.error { throw error }
+            ownFetch = startFetch(plannedFetch(for: wanted))
         }
-        let fetch = plannedFetch(for: range)
+    }
+
+    /// The handle is closed: fetches still running stop at their next piece.
+    func close() {
+        condition.lock()
+        closed = true
         condition.unlock()
-        try fetchSegment(fetch, thenCopy: range, into: buffer)
-        return wanted
+    }
+
+    /// Pins the window and lends the wanted bytes. Call with `condition` locked.
+    private func lease(_ wanted: ClosedRange<Int64>, from window: Window, prefetching: Bool) -> ReadLease {
+        window.lends += 1
+        if prefetching { prefetch(after: wanted, in: window) }
+        let start = Int(wanted.lowerBound - window.range.lowerBound)
+        let bytes = UnsafeRawBufferPointer(rebasing: window.storage.bytes[start..<(start + wanted.count)])
+        return ReadLease(bytes: bytes) { [self] in
+            condition.lock()
+            window.lends -= 1
+            if window.dropped && window.lends == 0 { recycle(window.storage) }
+            condition.unlock()
+        }
     }
 
     /// Chooses the window for a read nothing covers. Call with `condition` locked.
@@ -79,74 +152,103 @@ final class RemoteReader: @unchecked Sendable {
         let sequential = range.lowerBound >= streamEnd - Int64(window) && range.lowerBound <= streamEnd + Int64(window)
         window = sequential ? min(window * 2, maximumWindow) : Self.initialWindow
         let end = min(size, range.lowerBound + Int64(max(window, range.count))) - 1
-        let fetch = range.lowerBound...end
-        fetching.append(fetch)
         streamEnd = sequential ? max(streamEnd, end + 1) : end + 1
-        return fetch
+        return range.lowerBound...end
     }
 
-    /// The next window to fetch in the background, when a read of the stream has fewer than
+    /// Starts the next window in the background when a read of the stream has fewer than
     /// `aheadWindows` windows ahead of it fetched or being fetched. Call with `condition` locked.
-    private func nextPrefetch(after range: ClosedRange<Int64>, in segment: Segment) -> ClosedRange<Int64>? {
-        guard streamEnd < size, segment.end >= streamEnd - Int64(Self.aheadWindows * window),
-              streamEnd - range.upperBound < Int64(Self.aheadWindows * window),
-              fetching.count < Self.aheadWindows else { return nil }
-        window = min(window * 2, maximumWindow)
-        let fetch = streamEnd...(min(size, streamEnd + Int64(window)) - 1)
-        fetching.append(fetch)
+    private func prefetch(after range: ClosedRange<Int64>, in window: Window) {
+        guard !closed, streamEnd < size, window.range.upperBound + 1 >= streamEnd - Int64(Self.aheadWindows * self.window),
+              streamEnd - range.upperBound < Int64(Self.aheadWindows * self.window),
+              windows.count(where: { $0.fetching }) < Self.aheadWindows else { return }
+        self.window = min(self.window * 2, maximumWindow)
+        let fetch = streamEnd...(min(size, streamEnd + Int64(self.window)) - 1)
         streamEnd = fetch.upperBound + 1
-        return fetch
+        startFetch(fetch)
     }
 
-    private func startBackgroundFetch(_ fetch: ClosedRange<Int64>) {
-        let thread = Thread { [self] in try? fetchSegment(fetch) }
-        thread.name = "sitefs-readahead"
+    /// Adds a window for `range` and fetches it on a thread of its own. Call with
+    /// `condition` locked.
+    @discardableResult
+    private func startFetch(_ range: ClosedRange<Int64>) -> Window {
+        let count = range.count
+        let storage = spares.firstIndex(where: { $0.bytes.count >= count }).map { spares.remove(at: $0) }
+            ?? Storage(capacity: count)
+        let window = Window(range: range, storage: storage)
+        windows.append(window)
+        let thread = Thread { [self] in fetch(window) }
+        thread.name = "sitefs-read"
         thread.start()
+        return window
     }
 
-    /// Fetches one window and keeps it (the oldest window goes); waiters are woken either
-    /// way. `range`, if given, is copied into `destination` before any other thread can drop
-    /// the window and reuse its buffer.
-    private func fetchSegment(_ fetch: ClosedRange<Int64>, thenCopy range: ClosedRange<Int64>? = nil,
-                              into destination: UnsafeMutableRawBufferPointer? = nil) throws(ProviderError) {
-        condition.lock()
-        let buffer = spares.popLast() ?? ReceiveBuffer()
-        condition.unlock()
-        var failure: ProviderError?
+    /// Fills the window as the response arrives, publishing each piece (waking readers only
+    /// when what one waits for has come); on failure the window goes, with its error kept
+    /// for the read that started it, and the reads waiting on it decide again.
+    private func fetch(_ window: Window) {
+        let storage = window.storage
+        let capacity = window.range.count
+        let cursor = FillCursor()
+        let receive: @Sendable (UnsafeRawBufferPointer) throws -> Void = { [self] piece in
+            let start = cursor.written
+            guard start + piece.count <= capacity else { throw ProviderError.invalidResponse("range overflow") }
+            UnsafeMutableRawBufferPointer(rebasing: storage.bytes[start..<(start + piece.count)]).copyMemory(from: piece)
+            cursor.written += piece.count
+            condition.lock()
+            defer { condition.unlock() }
+            window.filled = cursor.written
+            if let awaited = window.awaited, window.hasArrived(window.range.lowerBound...awaited) {
+                window.awaited = nil
+                condition.broadcast()
+            }
+            if closed { throw CancellationError() }
+        }
+        var error: ProviderError?
         do throws(ProviderError) {
-            let outcome = try backend.fetchContent(of: identifier, version: version, range: fetch, ifNoneMatch: nil,
-                                                   into: .buffer(buffer, limit: fetch.count))
-            guard case .fetched = outcome, buffer.bytes.count == fetch.count else {
+            let outcome = try backend.fetchContent(of: identifier, version: version, range: window.range, ifNoneMatch: nil,
+                                                   into: .pieces(limit: capacity, receive: receive))
+            guard case .fetched = outcome, cursor.written == capacity else {
                 throw .invalidResponse("short range response for \(identifier)")
             }
-        } catch {
-            failure = error
+        } catch let failure {
+            error = failure
         }
         condition.lock()
         defer {
             condition.broadcast()
             condition.unlock()
         }
-        if let index = fetching.firstIndex(of: fetch) { fetching.remove(at: index) }
-        if let failure {
-            recycle(buffer)
-            throw failure
+        window.fetching = false
+        if let error {
+            window.error = error
+            drop(window)
         }
-        let segment = Segment(start: fetch.lowerBound, buffer: buffer)
-        if let range, let destination { copy(range, from: segment, into: destination) }
-        segments.append(segment)
-        if segments.count > Self.keptSegments { recycle(segments.removeFirst().buffer) }
+        var finished = windows.filter { !$0.fetching }
+        while finished.count > Self.keptWindows {
+            drop(finished.removeFirst())
+        }
     }
 
-    /// Keeps a buffer for the next fetch, up to `spareBuffers`. Call with `condition` locked.
-    private func recycle(_ buffer: ReceiveBuffer) {
-        if spares.count < Self.spareBuffers { spares.append(buffer) }
+    /// How far the fetching thread has filled its window; touched by that thread only.
+    private final class FillCursor: @unchecked Sendable {
+        var written = 0
     }
 
-    private func copy(_ range: ClosedRange<Int64>, from segment: Segment, into buffer: UnsafeMutableRawBufferPointer) {
-        let from = Int(range.lowerBound - segment.start)
-        segment.buffer.bytes.withUnsafeBytes {
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + range.count)]))
-        }
+    /// Takes a window out of use; its memory is reused once no read has it lent. Call with
+    /// `condition` locked.
+    private func drop(_ window: Window) {
+        windows.removeAll { $0 === window }
+        window.dropped = true
+        if window.lends == 0 { recycle(window.storage) }
+    }
+
+    /// Keeps a window's memory for the next fetch: the `spareStorages` largest, so the
+    /// small windows of a stream's start do not crowd out the full-sized ones. Call with
+    /// `condition` locked.
+    private func recycle(_ storage: Storage) {
+        spares.append(storage)
+        spares.sort { $0.bytes.count > $1.bytes.count }
+        if spares.count > Self.spareStorages { spares.removeLast() }
     }
 }

@@ -250,6 +250,21 @@ extension SitefsFilesystem {
         }
     }
 
+    /// Remote reads are lent straight out of the reader's window; local ones are read into
+    /// a buffer of the lease's own.
+    public func lend(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease {
+        guard case .remote(let reader)? = handles.file(handle) else {
+            return try ReadLease(capacity: size) { (buffer) throws(Errno) in
+                try read(inode, handle: handle, offset: offset, size: size, into: buffer)
+            }
+        }
+        do {
+            return try reader.lend(offset: offset, count: size)
+        } catch {
+            throw self.handle(error, "read \(reader.identifier)", dropping: reader.identifier)
+        }
+    }
+
     public func write(_ inode: InodeNumber, handle: HandleID, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int {
         guard case .local(let copy, let writable)? = handles.file(handle) else { throw .badFileDescriptor }
         guard writable else { throw .badFileDescriptor }
@@ -316,7 +331,9 @@ extension SitefsFilesystem {
     }
 
     public func release(_ inode: InodeNumber, handle: HandleID, flags: Int32) {
-        guard case .local(let copy, let writable)? = handles.removeFile(handle) else { return }
+        let file = handles.removeFile(handle)
+        if case .remote(let reader)? = file { reader.close() }
+        guard case .local(let copy, let writable)? = file else { return }
         copy.condition.lock()
         copy.handles -= 1
         if writable { copy.writers -= 1 }

@@ -7,8 +7,9 @@ import SystemPackage
 ///
 /// Data pointers: `write`'s data points into the worker's receive buffer and is valid only
 /// during the callback; it is handed to the core for exactly that long, because the reply
-/// is sent before the callback returns. `read` allocates a buffer per request (of the size
-/// the kernel asked for, at most max_read) and frees it after `fuse_reply_buf` has written it.
+/// is sent before the callback returns. `read` replies with bytes the core lends (out of a
+/// remote reader's window, or a buffer of the lease's own) and ends the lease once
+/// `fuse_reply_buf` has written them.
 enum FileHandlers {
     static func open(_ request: fuse_req_t, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
         let reply = Reply(request)
@@ -57,18 +58,15 @@ enum FileHandlers {
         let reply = Reply(request)
         let handle = RequestArguments.handle(info)
         let operations = SessionState.of(request).operations
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(size, 1), alignment: 16)
-        defer { buffer.deallocate() }
-        let result = Result { () throws(Errno) in
-            try operations.read(inode, handle: handle, offset: Int64(offset), size: size, into: buffer)
-        }
-        switch result {
-        case .success(let count):
-            let count = min(max(count, 0), size)
-            reply.bytes(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-        case .failure(let error):
+        let lease: ReadLease
+        do throws(Errno) {
+            lease = try operations.lend(inode, handle: handle, offset: Int64(offset), size: size)
+        } catch {
             reply.error(error)
+            return
         }
+        reply.bytes(UnsafeRawBufferPointer(rebasing: lease.bytes.prefix(size)))
+        lease.end()
     }
 
     static func write(_ request: fuse_req_t, _ inode: fuse_ino_t, _ data: UnsafePointer<CChar>?, _ size: Int,

@@ -40,18 +40,18 @@ public final class HTTPDocumentBackend: DocumentBackend {
         if let ifNoneMatch { headers.append(("If-None-Match", "\"\(ifNoneMatch)\"")) }
         let path = Self.itemPath(file, "content") + Self.query(["version": version])
         let responseSink: ResponseSink
-        var overflowed = false  // a buffer sink got more than its limit
+        var overflowed = false  // a piece sink got more than its limit
         switch sink {
         case .file(let descriptor, let offset): responseSink = .fileDescriptor(descriptor, offset: offset)
-        case .buffer(let buffer, let limit):
-            buffer.bytes.removeAll(keepingCapacity: true)
-            buffer.bytes.reserveCapacity(limit)
+        case .pieces(let limit, let receive):
+            var received = 0
             responseSink = .chunks { chunk in
-                guard buffer.bytes.count + chunk.count <= limit else {
+                guard received + chunk.count <= limit else {
                     overflowed = true
                     throw CancellationError()
                 }
-                buffer.bytes.append(contentsOf: chunk)
+                received += chunk.count
+                try receive(chunk)
             }
         }
         let response: HTTPResponse

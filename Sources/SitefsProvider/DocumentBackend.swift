@@ -50,19 +50,11 @@ public struct ItemChanges: Sendable, Equatable {
 public enum ContentSink: Sendable {
     /// Written with pwrite at `offset` + position (a local content copy).
     case file(descriptor: Int32, offset: Int64)
-    /// Kept in memory, in `buffer.bytes` (emptied first, its storage kept), at most `limit`
-    /// bytes: ranged reads. A reader streaming a file in megabyte windows hands back the
-    /// buffer of a window it is done with: fresh memory for every window cost a fifth of the
-    /// daemon's CPU in `cat` (page faults zeroing pages, then the copy).
-    case buffer(ReceiveBuffer, limit: Int)
-}
-
-/// Storage a download fills in place and its owner reuses (see `ContentSink.buffer`). Used
-/// by one transfer at a time: the owner must not read or hand it on while one runs.
-public final class ReceiveBuffer: @unchecked Sendable {
-    public var bytes: [UInt8] = []
-
-    public init() {}
+    /// Handed to `receive` piece by piece as it arrives, in order, at most `limit` bytes in
+    /// all (more fails the fetch): ranged reads, which serve a reader from the bytes that have
+    /// come so far instead of waiting for the whole range. A piece is valid only during the
+    /// call; throwing from `receive` aborts the transfer.
+    case pieces(limit: Int, receive: @Sendable (UnsafeRawBufferPointer) throws -> Void)
 }
 
 public enum FetchOutcome: Sendable {

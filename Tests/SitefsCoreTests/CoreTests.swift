@@ -229,6 +229,39 @@ import Testing
         #expect(try harness.readAll(inode) == content)
     }
 
+    @Test func aRemoteReadIsServedOnceItsBytesArriveNotWhenItsWholeWindowHas() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let content = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 * 13) }
+        harness.backend.add("plan.pdf", in: site, kind: .file, content: content)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "plan.pdf").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
+        harness.backend.holdFetchesHalfway(true)
+        let served = Mutex<[UInt8]?>(nil)
+        let reader = Thread {
+            guard let lease = try? harness.filesystem.lend(inode, handle: handle, offset: 0, size: 4096) else { return }
+            served.withLock { $0 = Array(lease.bytes) }
+            lease.end()
+        }
+        reader.start()
+        harness.waitUntil(seconds: 5) { served.withLock { $0 != nil } }
+        let servedWhileHeld = served.withLock { $0 != nil }
+        let stillHeld = harness.backend.fetchesHeld
+        harness.backend.holdFetchesHalfway(false)
+        #expect(servedWhileHeld && stillHeld == 1)
+        #expect(served.withLock { $0 } == Array(content[0..<4096]))
+        // Reads out of order, across windows and the end, lent or copied, get the right bytes.
+        for offset in [300_000, 4096, 900_000, 131_072, (1 << 20) - 100, 600_000] {
+            let lease = try harness.filesystem.lend(inode, handle: handle, offset: Int64(offset), size: 70_000)
+            #expect(Array(lease.bytes) == Array(content[offset..<min(offset + 70_000, content.count)]))
+            lease.end()
+        }
+        harness.filesystem.release(inode, handle: handle, flags: O_RDONLY)
+        #expect(try harness.readAll(inode) == content)
+    }
+
     @Test func concurrentOpensShareOneDownload() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }

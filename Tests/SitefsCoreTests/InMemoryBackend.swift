@@ -21,6 +21,9 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var bytesFetched = 0
         var failure: ProviderError?
         var fetchDelay: Double = 0
+        /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
+        var holdFetchesHalfway = false
+        var fetchesHeld = 0
         /// Uploads stop halfway (progress reported) until this is cleared.
         var holdUploadsHalfway = false
         /// Renames wait until this is cleared.
@@ -45,6 +48,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
     /// Makes downloads slow, so concurrent opens overlap.
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
+    /// Makes ranged fetches stop after their first half, as a slow network would, until released.
+    func holdFetchesHalfway(_ hold: Bool) { state.withLock { $0.holdFetchesHalfway = hold } }
+    /// Ranged fetches waiting halfway right now.
+    var fetchesHeld: Int { state.withLock { $0.fetchesHeld } }
     /// Makes uploads report half their bytes sent and wait there until released.
     func holdUploadsHalfway(_ hold: Bool) { state.withLock { $0.holdUploadsHalfway = hold } }
     /// Makes renames (updates that change a name) wait until released.
@@ -163,14 +170,31 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
         if ifNoneMatch == current { return .notModified }
         switch sink {
-        case .buffer(let buffer, let limit):
+        case .pieces(let limit, let receive):
             guard bytes.count <= limit else { throw .invalidResponse("content larger than the range asked for") }
-            buffer.bytes.removeAll(keepingCapacity: true)
-            buffer.bytes += bytes
+            // In two pieces, as a network delivers them, so readers see a partial range too.
+            do {
+                try bytes.withUnsafeBytes { all in
+                    let half = all.count / 2
+                    try receive(UnsafeRawBufferPointer(rebasing: all[..<half]))
+                    waitWhileFetchesAreHeld()
+                    try receive(UnsafeRawBufferPointer(rebasing: all[half...]))
+                }
+            } catch {
+                throw .localIO("receiving content: \(error)")
+            }
         case .file(let descriptor, let offset):
             _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         }
         return .fetched(version: current, totalSize: Int64(bytes.count))
+    }
+
+    private func waitWhileFetchesAreHeld() {
+        guard state.withLock({ $0.holdFetchesHalfway }) else { return }
+        state.withLock { $0.fetchesHeld += 1 }
+        let deadline = Date().addingTimeInterval(10)
+        while state.withLock({ $0.holdFetchesHalfway }), Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        state.withLock { $0.fetchesHeld -= 1 }
     }
 
     func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {

@@ -29,6 +29,25 @@ struct FileTests {
         #expect(stat.standardOutput == "14 regular file 644\n")
     }
 
+    @Test("a file's st_blksize advertises 1 MiB, so cp and cat write in 1 MiB requests (a round trip each)")
+    func toolsWriteInLargeRequests() throws {
+        let filesystem = InMemoryFilesystem()
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let source = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-blksize-\(getpid()).bin")
+        let payload = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try payload.write(to: source)
+        defer { try? FileManager.default.removeItem(at: source) }
+        let copy = try mount.runProgram("/bin/sh", ["-c", "cat \"$0\" > \"$1\"", source.path, mount.path("copied.bin")])
+        #expect(copy.status == 0)
+        // Files say 1 MiB; directories keep 4 KiB (glibc sizes readdir buffers by it).
+        let stat = try mount.runProgram("/usr/bin/stat", ["-c", "%o", mount.path("copied.bin"), mount.path(".")])
+        #expect(stat.standardOutput == "1048576\n4096\n")
+        #expect(filesystem.contents("copied.bin") == Array(payload))
+        // 128 KiB (cat's own minimum) would mean st_blksize went unheard or max_write is small.
+        #expect(filesystem.counters.largestWrite == 1 << 20)
+    }
+
     @Test("truncate(2) and ftruncate(2) arrive as setattr with a size")
     func truncateThroughSetattr() throws {
         let filesystem = InMemoryFilesystem()

@@ -32,6 +32,7 @@ final class InMemoryFilesystem: FilesystemOperations {
         var opens = 0
         var truncatingOpens = 0
         var releases = 0
+        var largestWrite = 0
     }
 
     private struct Listing {
@@ -267,6 +268,7 @@ final class InMemoryFilesystem: FilesystemOperations {
             node.content.replaceSubrange(Int(offset)..<end, with: data)
             node.attributes.modificationTime = Self.now()
             state.nodes[inode] = node
+            state.counters.largestWrite = max(state.counters.largestWrite, data.count)
             return data.count
         }
     }

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import SitefsAPI
 import SitefsHTTPBackend
 import SitefsProvider
+import Synchronization
 import Testing
 
 /// A server that answers whatever a test wants, to check that bad responses are refused.
@@ -79,22 +80,28 @@ private func expectInvalid(_ body: @Sendable () throws -> Void, sourceLocation: 
         // Content without a version.
         try await withCraftedServer(body: "bytes") { backend in
             expectInvalid { _ = try backend.fetchContent(of: ItemIdentifier(site: "1", id: "7"), version: nil, range: nil,
-                                                         ifNoneMatch: nil, into: .buffer(ReceiveBuffer(), limit: 100)) }
+                                                         ifNoneMatch: nil, into: .pieces(limit: 100) { _ in }) }
         }
     }
 
-    @Test func aReusedBufferGetsTheBodyAndNoMoreThanItsLimit() async throws {
+    @Test func piecesArriveInOrderAndNoMoreThanTheLimit() async throws {
         try await withCraftedServer(body: "0123456789", headers: [.eTag: "\"v1\""]) { backend in
-            let buffer = ReceiveBuffer()
-            buffer.bytes = Array(repeating: 0xEE, count: 64)  // a window read before: replaced, not appended to
+            let received = Mutex<[UInt8]>([])
             let outcome = try backend.fetchContent(of: ItemIdentifier(site: "1", id: "7"), version: nil, range: nil,
-                                                   ifNoneMatch: nil, into: .buffer(buffer, limit: 10))
+                                                   ifNoneMatch: nil, into: .pieces(limit: 10) { piece in
+                                                       received.withLock { $0 += piece }
+                                                   })
             guard case .fetched(let version, _) = outcome else { Issue.record("got \(outcome)"); return }
             #expect(version == "v1")
-            #expect(buffer.bytes == Array("0123456789".utf8))
-            // A server sending more than was asked for is refused, not buffered.
+            #expect(received.withLock { $0 } == Array("0123456789".utf8))
+            // A server sending more than was asked for is refused, and what it sent past the
+            // limit is never handed on.
+            received.withLock { $0 = [] }
             expectInvalid { _ = try backend.fetchContent(of: ItemIdentifier(site: "1", id: "7"), version: nil, range: nil,
-                                                         ifNoneMatch: nil, into: .buffer(buffer, limit: 4)) }
+                                                         ifNoneMatch: nil, into: .pieces(limit: 4) { piece in
+                                                             received.withLock { $0 += piece }
+                                                         }) }
+            #expect(received.withLock { $0.count } <= 4)
         }
     }
 
