@@ -1,6 +1,7 @@
 import Foundation
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 import SystemPackage
 
 #if canImport(Glibc)
@@ -11,8 +12,10 @@ import Glibc
 ///
 /// Created by the first open for writing (downloaded whole, or empty for O_TRUNC and new
 /// files); concurrent opens wait for that one download. Writes go here; a flush snapshots
-/// it for upload. It is deleted once no handle is open and the server has confirmed the
-/// last save. All fields are guarded by `condition`.
+/// it for upload, usually by hard-linking its file into staging: then the file is the
+/// snapshot too and must not change in place, so every change goes through `change`, which
+/// first gives the copy a file of its own (`unshare`). It is deleted once no handle is
+/// open and the server has confirmed the last save. All fields are guarded by `condition`.
 final class LocalCopy: @unchecked Sendable {
     enum State {
         case loading
@@ -35,6 +38,10 @@ final class LocalCopy: @unchecked Sendable {
     var unlinked = false
     /// A modification time set while an upload is pending, applied after it.
     var pendingModified: Timestamp?
+    /// The copy's file is also a staged snapshot (hard-linked by a save).
+    var sharesSnapshot = false
+    /// Changes running right now outside the lock (see `change`); a save waits for them.
+    var activeChanges = 0
 
     init(identifier: ItemIdentifier, path: String) {
         self.identifier = identifier
@@ -70,6 +77,69 @@ final class LocalCopy: @unchecked Sendable {
                      timespec(tv_sec: Int(time.seconds), tv_nsec: Int(micros * 1_000))]
         futimens(descriptor, &times)
         return Timestamp(microsecondsSinceEpoch: time.seconds * 1_000_000 + micros)
+    }
+
+    /// Changes the content through `body` (given the descriptor, called without the lock,
+    /// so writes from several handles run in parallel) and marks the copy dirty. A file
+    /// shared with a staged snapshot is unshared first; `replacingAll` (O_TRUNC) skips
+    /// copying what is about to go.
+    func change<T>(replacingAll: Bool = false, _ body: (Int32) throws(Errno) -> T) throws(Errno) -> T {
+        condition.lock()
+        do {
+            try unshare(copying: !replacingAll)
+        } catch {
+            condition.unlock()
+            throw error
+        }
+        activeChanges += 1
+        let descriptor = self.descriptor
+        condition.unlock()
+        defer {
+            condition.lock()
+            activeChanges -= 1
+            dirty = true
+            if activeChanges == 0 { condition.broadcast() }
+            condition.unlock()
+        }
+        return try body(descriptor)
+    }
+
+    /// Waits until no change runs, so a snapshot taken now holds no half-made write and no
+    /// write lands in it afterwards. Call with `condition` locked.
+    func waitForChanges() {
+        while activeChanges > 0 { condition.wait() }
+    }
+
+    /// Gives the copy a file of its own when its file is also a staged snapshot: the content
+    /// (unless `copying` is false) and times go to a new file, which takes the copy's path
+    /// and, by dup2, its descriptor number, so reads running meanwhile see the same bytes
+    /// either way. A snapshot already uploaded and removed leaves the file unshared (one
+    /// link): nothing to copy. Call with `condition` locked.
+    func unshare(copying: Bool) throws(Errno) {
+        guard sharesSnapshot else { return }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .ioError }
+        if info.st_nlink <= 1 {
+            sharesSnapshot = false
+            return
+        }
+        let fresh = path + ".unshared"
+        unlink(fresh)
+        let replacement = open(fresh, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard replacement >= 0 else { throw .ioError }
+        defer { close(replacement) }
+        var times = [info.st_atim, info.st_mtim]
+        guard !copying || ContentDirectory.copyAll(from: descriptor, to: replacement),
+              futimens(replacement, &times) == 0,
+              rename(fresh, path) == 0 else {
+            unlink(fresh)
+            throw .ioError
+        }
+        // dup3 is not in Swift's Glibc module; the daemon starts no programs, so the moment
+        // between dup2 and FD_CLOEXEC cannot leak the descriptor into one.
+        guard dup2(replacement, descriptor) >= 0 else { throw .ioError }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        sharesSnapshot = false
     }
 
     func closeAndDelete() {

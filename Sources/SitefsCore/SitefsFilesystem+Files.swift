@@ -140,6 +140,7 @@ extension SitefsFilesystem {
         }
         try copy.waitUntilLoaded()
         if truncate {
+            try copy.unshare(copying: false)
             guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
             copy.dirty = true
         } else if wasUnused && !copy.dirty && !item.identifier.isLocal && uploader.isIdle(item.identifier) {
@@ -149,7 +150,9 @@ extension SitefsFilesystem {
     }
 
     private func download(_ item: ProviderItem, into path: String, truncate: Bool) -> Result<(Int32, String), Errno> {
-        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // A new file, never one left at this path: that may still be a staged snapshot.
+        Glibc.unlink(path)
+        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             logger.error("cannot create local copy \(path): \(ContentDirectory.lastError)")
             return .failure(.ioError)
@@ -268,17 +271,16 @@ extension SitefsFilesystem {
     public func write(_ inode: InodeNumber, handle: HandleID, offset: Int64, data: UnsafeRawBufferPointer, flags: Int32) throws(Errno) -> Int {
         guard case .local(let copy, let writable)? = handles.file(handle) else { throw .badFileDescriptor }
         guard writable else { throw .badFileDescriptor }
-        var written = 0
-        while written < data.count {
-            let count = pwrite(copy.descriptor, data.baseAddress! + written, data.count - written, off_t(offset) + off_t(written))
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw Errno(rawValue: errno) }
-            written += count
+        return try copy.change { (descriptor) throws(Errno) -> Int in
+            var written = 0
+            while written < data.count {
+                let count = pwrite(descriptor, data.baseAddress! + written, data.count - written, off_t(offset) + off_t(written))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { throw Errno(rawValue: errno) }
+                written += count
+            }
+            return written
         }
-        copy.condition.lock()
-        copy.dirty = true
-        copy.condition.unlock()
-        return written
     }
 
     /// close(): a writer's changes are snapshotted (fsynced into staging) before close
@@ -297,6 +299,7 @@ extension SitefsFilesystem {
     func save(_ copy: LocalCopy) throws(Errno) {
         copy.condition.lock()
         defer { copy.condition.unlock() }
+        copy.waitForChanges()
         guard copy.dirty, !copy.unlinked else { return }
         // A file only here is known by the namespace for sure (a listing may have refreshed
         // the cache without it); its job must name where to create it.
@@ -312,7 +315,12 @@ extension SitefsFilesystem {
         }
         let staged: String
         do {
-            staged = try content.stage(from: copy.descriptor)
+            if let linked = try content.stage(linking: copy.path, descriptor: copy.descriptor) {
+                staged = linked
+                copy.sharesSnapshot = true
+            } else {
+                staged = try content.stage(from: copy.descriptor)
+            }
         } catch {
             throw handle(error, "stage \(copy.identifier)")
         }
@@ -416,10 +424,9 @@ extension SitefsFilesystem {
 
     private func truncate(_ item: ProviderItem, to size: UInt64, handle: HandleID?) throws(Errno) {
         if let handle, case .local(let copy, true)? = handles.file(handle) {
-            guard ftruncate(copy.descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
-            copy.condition.lock()
-            copy.dirty = true
-            copy.condition.unlock()
+            try copy.change(replacingAll: size == 0) { (descriptor) throws(Errno) in
+                guard ftruncate(descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
+            }
             return
         }
         // truncate(2) on a path: open, cut, save, close, as a program would.
@@ -431,10 +438,9 @@ extension SitefsFilesystem {
             copy.condition.unlock()
             cleanUpIfDone(copy)
         }
-        guard ftruncate(copy.descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
-        copy.condition.lock()
-        copy.dirty = true
-        copy.condition.unlock()
+        try copy.change(replacingAll: size == 0) { (descriptor) throws(Errno) in
+            guard ftruncate(descriptor, off_t(size)) == 0 else { throw Errno(rawValue: errno) }
+        }
         try save(copy)
     }
 

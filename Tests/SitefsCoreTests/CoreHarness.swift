@@ -119,6 +119,12 @@ struct CoreHarness {
         ((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("staging").path)) ?? []).isEmpty
     }
 
+    /// Paths of the snapshots in staging.
+    var stagedFiles: [String] {
+        let staging = cacheDirectory.appendingPathComponent("staging")
+        return ((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).map { staging.appendingPathComponent($0).path }
+    }
+
     var contentFiles: [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("content").path)) ?? []
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SitefsCore
 import Synchronization
 import SitefsProvider
@@ -301,6 +302,45 @@ import Testing
         #expect(harness.backend.calls("modifyContent") == 1)
         #expect(harness.contentFiles.isEmpty)
         #expect(harness.filesystem.uploadStatus.failed.isEmpty)
+    }
+
+    @Test func aSaveLinksTheCopyAndTheNextChangeLeavesTheSnapshotAsItWas() throws {
+        let harness = try CoreHarness()  // the settle delay keeps each snapshot queued meanwhile
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let file = harness.backend.add("form.txt", in: site, kind: .file, content: Array("original".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "form.txt").attributes.inode
+        func snapshot() throws -> (text: String, links: Int) {
+            let staged = try #require(harness.stagedFiles.first, "no snapshot in staging")
+            var info = stat()
+            #expect(harness.stagedFiles.count == 1 && lstat(staged, &info) == 0)
+            return (String(decoding: try Data(contentsOf: URL(fileURLWithPath: staged)), as: UTF8.self), Int(info.st_nlink))
+        }
+        let handle = try harness.filesystem.open(inode, flags: O_RDWR, context: harness.context).handle
+        try harness.write(inode, handle: handle, Array("first save".utf8))
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        // The snapshot is the copy's own file (a hard link), not a copy of it.
+        #expect(try snapshot() == ("first save", 2))
+        // A write, a truncate and an open with O_TRUNC each leave the snapshot as it was.
+        try harness.write(inode, handle: handle, Array("SECOND".utf8))
+        #expect(try snapshot() == ("first save", 1))
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        #expect(try snapshot() == ("SECONDsave", 2))
+        _ = try harness.filesystem.setAttributes(of: inode, AttributeChanges(size: 3), handle: handle, context: harness.context)
+        #expect(try snapshot() == ("SECONDsave", 1))
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        #expect(try snapshot() == ("SEC", 2))
+        let second = try harness.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: harness.context).handle
+        #expect(try snapshot() == ("SEC", 1))
+        try harness.write(inode, handle: second, Array("third".utf8))
+        try harness.filesystem.flush(inode, handle: second, context: harness.context)
+        harness.filesystem.release(inode, handle: second, flags: O_WRONLY)
+        harness.filesystem.release(inode, handle: handle, flags: O_RDWR)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.content(of: file) == Array("third".utf8))
+        #expect(harness.backend.calls("modifyContent") == 1)
+        #expect(harness.stagingIsEmpty && harness.contentFiles.isEmpty)
     }
 
     @Test func aConflictingUploadIsSavedNextToTheServerVersion() throws {
