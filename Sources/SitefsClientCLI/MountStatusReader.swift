@@ -89,8 +89,24 @@ enum MountStatusReader {
     }
 
     static func read(_ mountpoint: String) throws(Failure) -> Status {
+        try read("user.sitefs.status", of: mountpoint)
+    }
+
+    /// The status once the daemon has no upload or rename left, or after a fraction of a
+    /// second (`sitefs sync` waits with it instead of polling). Nil from a daemon older than
+    /// this attribute.
+    static func readSettled(_ mountpoint: String) throws(Failure) -> Status? {
+        do {
+            return try read("user.sitefs.status.settled", of: mountpoint)
+        } catch .notMounted(_) {
+            _ = try read(mountpoint)  // still a mount: only the attribute is unknown
+            return nil
+        }
+    }
+
+    private static func read(_ attribute: String, of mountpoint: String) throws(Failure) -> Status {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let count = getExtendedAttribute(mountpoint, "user.sitefs.status", &buffer, buffer.count)
+        let count = getExtendedAttribute(mountpoint, attribute, &buffer, buffer.count)
         guard count >= 0 else {
             switch errno {
             case ENOTCONN: throw .daemonGone(mountpoint)

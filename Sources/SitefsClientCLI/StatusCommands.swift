@@ -49,8 +49,11 @@ struct Sync: ParsableCommand {
         defer { if onTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) } }
         var warnedAboutSignIn = false
         try MountStatusReader.requestSync(mountpoint)  // nothing waits out the settle delay
+        var settles = true  // false with a daemon that only answers at once: then poll
         while true {
-            let status = try MountStatusReader.read(mountpoint)
+            let settled = settles ? try MountStatusReader.readSettled(mountpoint) : nil
+            settles = settled != nil
+            let status = try settled ?? MountStatusReader.read(mountpoint)
             if onTerminal { FileHandle.standardOutput.write(Data(Self.progressLine(status.uploads).utf8)) }
             if status.uploads.signInRequired && !warnedAboutSignIn {
                 FileHandle.standardError.write(Data("\nuploads wait for a new sign-in: run `sitefs login`\n".utf8))
@@ -62,7 +65,7 @@ struct Sync: ParsableCommand {
             }
             if status.uploads.pending == 0 { return }
             if Date() > deadline { throw UserFacingError("\(status.uploads.pending) uploads still pending after \(Int(timeout)) s") }
-            usleep(10_000)
+            if !settles { usleep(10_000) }
         }
     }
 }

@@ -313,6 +313,35 @@ import Testing
         }
     }
 
+    @Test func theSettledStatusAnswersOnceUploadsAreDoneOrAfterAShortWait() throws {
+        let (harness, _, document, siteInode) = try harnessWithDocument()
+        defer { harness.remove() }
+        func settled() throws -> (pending: Int, seconds: Double) {
+            let started = Date()
+            let json = try harness.xattr(.root, "user.sitefs.status.settled")
+            let status = try JSONDecoder().decode(SitefsFilesystem.MountStatus.self, from: Data(json.utf8))
+            return (status.uploads.pending, Date().timeIntervalSince(started))
+        }
+        // Nothing pending: the answer comes at once.
+        #expect(try settled().pending == 0)
+        harness.backend.holdUploadsHalfway(true)
+        defer { harness.backend.holdUploadsHalfway(false) }
+        try harness.saveInPlace(try harness.lookup(siteInode, "doc.odt").attributes.inode, "new")
+        // An upload that cannot finish: the answer comes after the short wait (which also
+        // sends what waited out the settle delay), still pending; never much later.
+        let held = try settled()
+        #expect(held.pending == 1 && held.seconds >= 0.2 && held.seconds < 5)
+        harness.backend.holdUploadsHalfway(false)
+        var pending = 1
+        for _ in 0..<40 where pending > 0 { pending = try settled().pending }
+        #expect(pending == 0)
+        #expect(harness.backend.content(of: document) == Array("new".utf8))
+        #expect(throws: Errno.permissionDenied) {
+            try harness.filesystem.setExtendedAttribute(.root, name: "user.sitefs.status.settled", value: [1], flags: 0,
+                                                        context: harness.context)
+        }
+    }
+
     @Test func statusShowsEachUploadsProgress() throws {
         let (harness, _, document, siteInode) = try harnessWithDocument(delay: .zero)
         defer { harness.remove() }
