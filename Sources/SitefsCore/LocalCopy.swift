@@ -135,8 +135,9 @@ final class LocalCopy: @unchecked Sendable {
             unlink(fresh)
             throw .ioError
         }
-        // dup3 is not in Swift's Glibc module; the daemon starts no programs, so the moment
-        // between dup2 and FD_CLOEXEC cannot leak the descriptor into one.
+        // dup3 is not in Swift's Glibc module. Without FD_CLOEXEC for this moment the
+        // descriptor could leak only into a program started meanwhile, and the daemon starts
+        // one (libfuse's fusermount3) only at unmount, after the last request.
         guard dup2(replacement, descriptor) >= 0 else { throw .ioError }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         sharesSnapshot = false
