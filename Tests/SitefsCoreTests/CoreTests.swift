@@ -209,14 +209,19 @@ import Testing
         #expect(harness.backend.calls("fetch") == 0)
     }
 
-    @Test func partialReadOfARemoteFileFetchesARange() throws {
+    /// A core over a backend holding one site with one file of `content`; the file's inode.
+    private func harnessWithRemoteFile(_ name: String, _ content: [UInt8]) throws -> (CoreHarness, InodeNumber) {
         let harness = try CoreHarness()
-        defer { harness.remove() }
         let site = harness.backend.addSite("Harbour")
-        let content = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        harness.backend.add("big.bin", in: site, kind: .file, content: content)
+        harness.backend.add(name, in: site, kind: .file, content: content)
         let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let inode = try harness.lookup(siteInode, "big.bin").attributes.inode
+        return (harness, try harness.lookup(siteInode, name).attributes.inode)
+    }
+
+    @Test func partialReadOfARemoteFileFetchesARange() throws {
+        let content = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let (harness, inode) = try harnessWithRemoteFile("big.bin", content)
+        defer { harness.remove() }
         let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = try buffer.withUnsafeMutableBytes { (raw) throws -> Int in
@@ -231,13 +236,9 @@ import Testing
     }
 
     @Test func aRemoteReadIsServedOnceItsBytesArriveNotWhenItsWholeWindowHas() throws {
-        let harness = try CoreHarness()
-        defer { harness.remove() }
-        let site = harness.backend.addSite("Harbour")
         let content = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 * 13) }
-        harness.backend.add("plan.pdf", in: site, kind: .file, content: content)
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let inode = try harness.lookup(siteInode, "plan.pdf").attributes.inode
+        let (harness, inode) = try harnessWithRemoteFile("plan.pdf", content)
+        defer { harness.remove() }
         let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
         harness.backend.holdFetchesHalfway(true)
         let served = Mutex<[UInt8]?>(nil)
