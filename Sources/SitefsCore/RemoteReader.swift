@@ -14,9 +14,10 @@ import SitefsProvider
 ///
 /// The kernel reads ahead on several threads at once and out of order, so "sequential" is
 /// judged by distance from the furthest byte asked for, not by exact succession: reads
-/// near it double the window (up to a limit), a far one resets it. A sequential reader
-/// keeps up to `aheadWindows` windows being fetched in the background ahead of it, so the
-/// transfer does not stall between requests. At most a few windows are kept.
+/// near it double the window (up to a limit), a far one resets it. A sequential reader has
+/// the next window fetched in the background while it reads the one before (up to
+/// `aheadWindows` fetches at once), so the transfer does not stall between requests. At
+/// most a few windows are kept.
 final class RemoteReader: @unchecked Sendable {
     let identifier: ItemIdentifier
     let version: String
@@ -24,13 +25,14 @@ final class RemoteReader: @unchecked Sendable {
     private let backend: any DocumentBackend
     private let maximumWindow: Int
     private static let initialWindow = 128 << 10
-    /// Finished windows kept for reads that come back to them (the kernel's out-of-order
-    /// read-ahead, or a program reading a header again).
-    private static let keptWindows = 2
+    /// Most finished windows kept: the one the reader is in, up to two finished ahead of it
+    /// and the last one it passed (for the kernel's out-of-order read-ahead, or a program
+    /// reading a header again). See `trimWindows`.
+    private static let keptWindows = 4
     private static let aheadWindows = 2
     /// Memory of dropped windows kept for the next fetches: fresh memory for every window
     /// cost a fifth of the daemon's CPU in `cat` (page faults zeroing pages).
-    private static let spareStorages = 2
+    private static let spareStorages = 1
 
     /// Memory a window is fetched into, reused by later windows once its window is gone.
     /// Windows of 2 MiB and more ask for transparent huge pages: a fresh daemon's first
@@ -89,6 +91,8 @@ final class RemoteReader: @unchecked Sendable {
     private var window = RemoteReader.initialWindow
     /// End of the furthest fetch started: reads near it continue the stream.
     private var streamEnd: Int64 = 0
+    /// Last byte of the latest read: where the reader is, for `trimWindows`.
+    private var lastRead: Int64 = 0
     private var closed = false
 
     init(identifier: ItemIdentifier, version: String, size: Int64, backend: any DocumentBackend, maximumWindow: Int) {
@@ -143,7 +147,8 @@ final class RemoteReader: @unchecked Sendable {
     /// Pins the window and lends the wanted bytes. Call with `condition` locked.
     private func lease(_ wanted: ClosedRange<Int64>, from window: Window, prefetching: Bool) -> ReadLease {
         window.lends += 1
-        if prefetching { prefetch(after: wanted, in: window) }
+        lastRead = wanted.upperBound
+        if prefetching { prefetch(after: wanted) }
         let start = Int(wanted.lowerBound - window.range.lowerBound)
         let bytes = UnsafeRawBufferPointer(rebasing: window.storage.bytes[start..<(start + wanted.count)])
         return ReadLease(bytes: bytes) { [self] in
@@ -163,11 +168,13 @@ final class RemoteReader: @unchecked Sendable {
         return range.lowerBound...end
     }
 
-    /// Starts the next window in the background when a read of the stream has fewer than
-    /// `aheadWindows` windows ahead of it fetched or being fetched. Call with `condition` locked.
-    private func prefetch(after range: ClosedRange<Int64>, in window: Window) {
-        guard !closed, streamEnd < size, window.range.upperBound + 1 >= streamEnd - Int64(Self.aheadWindows * self.window),
-              streamEnd - range.upperBound < Int64(Self.aheadWindows * self.window),
+    /// Starts the next window in the background once less than a window of the stream is
+    /// left ahead of the read, with fewer than `aheadWindows` fetches running: a window is
+    /// always on its way while the reader goes through the one before it. (Counting windows
+    /// ahead by the doubled size let the stream run far ahead early on, and what ran ahead
+    /// was dropped before the reader got there and fetched again.) Call with `condition` locked.
+    private func prefetch(after range: ClosedRange<Int64>) {
+        guard !closed, streamEnd < size, streamEnd - range.upperBound <= Int64(self.window),
               windows.count(where: { $0.fetching }) < Self.aheadWindows else { return }
         self.window = min(self.window * 2, maximumWindow)
         let fetch = streamEnd...(min(size, streamEnd + Int64(self.window)) - 1)
@@ -231,9 +238,24 @@ final class RemoteReader: @unchecked Sendable {
             window.error = error
             drop(window)
         }
+        trimWindows()
+    }
+
+    /// Drops the finished windows the reader has passed but the last, then, while more than
+    /// `keptWindows` are finished, the one farthest from the reader: memory stays bounded
+    /// whatever the reads do, and the window a reader is in stays while windows ahead of it
+    /// finish. (Keeping just the newest two dropped it: the reads that followed looked like
+    /// a seek and fetched about 28 MiB of a 256 MiB `cat` twice.) Call with `condition` locked.
+    private func trimWindows() {
+        let passed = windows.filter { !$0.fetching && $0.range.upperBound < lastRead }
+        for window in passed.sorted(by: { $0.range.upperBound < $1.range.upperBound }).dropLast() { drop(window) }
+        func distance(_ window: Window) -> Int64 {
+            window.range.contains(lastRead) ? 0 : min(abs(window.range.lowerBound - lastRead), abs(window.range.upperBound - lastRead))
+        }
         var finished = windows.filter { !$0.fetching }
-        while finished.count > Self.keptWindows {
-            drop(finished.removeFirst())
+        while finished.count > Self.keptWindows, let farthest = finished.max(by: { distance($0) < distance($1) }) {
+            drop(farthest)
+            finished.removeAll { $0 === farthest }
         }
     }
 

@@ -264,6 +264,26 @@ import Testing
         #expect(try harness.readAll(inode) == content)
     }
 
+    @Test func aSequentialReadFetchesEachByteOnce() throws {
+        // Windows ahead of the reader finish before it gets there (as on a fast network):
+        // the window it is in must stay, or its next reads fetch again what was fetched.
+        let content = (0..<(40 << 20)).map { UInt8(truncatingIfNeeded: $0 * 29) }
+        let (harness, inode) = try harnessWithRemoteFile("drawings.pdf", content)
+        defer { harness.remove() }
+        let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
+        var offset = 0
+        while offset < content.count {
+            let lease = try harness.filesystem.lend(inode, handle: handle, offset: Int64(offset), size: 256 << 10)
+            #expect(lease.bytes.elementsEqual(content[offset..<min(offset + (256 << 10), content.count)]))
+            offset += lease.bytes.count
+            lease.end()
+            usleep(200)  // the kernel's pace, roughly: the fetches ahead finish meanwhile
+        }
+        harness.filesystem.release(inode, handle: handle, flags: O_RDONLY)
+        #expect(harness.backend.bytesFetched == content.count,
+                "fetched (KiB from, KiB): \(harness.backend.fetchedRanges.map { ($0.lowerBound >> 10, $0.count >> 10) })")
+    }
+
     @Test func concurrentOpensShareOneDownload() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }

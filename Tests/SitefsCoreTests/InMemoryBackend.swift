@@ -24,6 +24,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
         var holdFetchesHalfway = false
         var fetchesHeld = 0
+        /// Every ranged fetch, in order.
+        var fetchedRanges: [ClosedRange<Int64>] = []
         /// Uploads stop halfway (progress reported) until this is cleared.
         var holdUploadsHalfway = false
         /// Renames wait until this is cleared.
@@ -67,6 +69,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func holdDeletes(_ hold: Bool) { state.withLock { $0.holdDeletes = hold } }
     func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
     var bytesFetched: Int { state.withLock { $0.bytesFetched } }
+    var fetchedRanges: [ClosedRange<Int64>] { state.withLock { $0.fetchedRanges } }
 
     @discardableResult
     func addSite(_ name: String, readOnly: Bool = false) -> ItemIdentifier {
@@ -166,6 +169,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             let bytes = range.map { Array(node.content[Int($0.lowerBound)...Int(min($0.upperBound, Int64(node.content.count) - 1))]) }
                 ?? node.content
             if ifNoneMatch != node.item.version { state.bytesFetched += bytes.count }
+            if let range { state.fetchedRanges.append(range) }
             return (bytes, node.item.version)
         }
         if ifNoneMatch == current { return .notModified }
