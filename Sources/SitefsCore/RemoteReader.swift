@@ -35,18 +35,13 @@ final class RemoteReader: @unchecked Sendable {
     private static let spareStorages = 1
 
     /// Memory a window is fetched into, reused by later windows once its window is gone.
-    /// Windows of 2 MiB and more ask for transparent huge pages: a fresh daemon's first
-    /// windows fault in every page, which took about 8% of its CPU in a cold `cat` with 4 KiB
-    /// pages (perf); a huge page faults once per 2 MiB.
+    /// (Transparent huge pages were tried: in an A/B of 8 cold `cat`s each the median gained
+    /// 4%, but one run in eight took twice the daemon's CPU, so the mean was worse.)
     private final class Storage: @unchecked Sendable {  // see Window for who touches which bytes
         let bytes: UnsafeMutableRawBufferPointer
-        private static let hugePage = 2 << 20
 
         init(capacity: Int) {
-            let huge = capacity >= Self.hugePage
-            let size = huge ? (capacity + Self.hugePage - 1) / Self.hugePage * Self.hugePage : capacity
-            bytes = .allocate(byteCount: size, alignment: huge ? Self.hugePage : 64)
-            if huge { _ = madvise(bytes.baseAddress, size, MADV_HUGEPAGE) }  // a hint; ignored where unsupported
+            bytes = .allocate(byteCount: capacity, alignment: 64)
         }
 
         deinit { bytes.deallocate() }
