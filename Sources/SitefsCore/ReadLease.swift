@@ -11,8 +11,8 @@ public struct ReadLease: ~Copyable {
         self.onEnd = onEnd
     }
 
-    /// Bytes in memory of their own, `count` of them at most, filled by `fill` (which returns
-    /// how many it wrote) and freed at `end()`.
+    /// Bytes in memory of their own, at most `capacity` of them, filled by `fill` (which
+    /// returns how many it wrote) and freed at `end()`.
     public init<E: Error>(capacity: Int, fill: (UnsafeMutableRawBufferPointer) throws(E) -> Int) throws(E) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(capacity, 1), alignment: 16)
         let count: Int

@@ -209,18 +209,19 @@ import Testing
         #expect(harness.backend.calls("fetch") == 0)
     }
 
-    /// A core over a backend holding one site with one file of `content`; the file's inode.
-    private func harnessWithRemoteFile(_ name: String, _ content: [UInt8]) throws -> (CoreHarness, InodeNumber) {
+    /// A core over a backend holding one site with one file of `size` patterned bytes (no
+    /// two neighbouring windows alike); the file's inode and content.
+    private func harnessWithRemoteFile(_ name: String, size: Int, step: Int) throws -> (CoreHarness, InodeNumber, [UInt8]) {
+        let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 * step) }
         let harness = try CoreHarness()
         let site = harness.backend.addSite("Harbour")
         harness.backend.add(name, in: site, kind: .file, content: content)
         let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        return (harness, try harness.lookup(siteInode, name).attributes.inode)
+        return (harness, try harness.lookup(siteInode, name).attributes.inode, content)
     }
 
     @Test func partialReadOfARemoteFileFetchesARange() throws {
-        let content = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 * 7) }
-        let (harness, inode) = try harnessWithRemoteFile("big.bin", content)
+        let (harness, inode, content) = try harnessWithRemoteFile("big.bin", size: 4 << 20, step: 7)
         defer { harness.remove() }
         let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -236,8 +237,7 @@ import Testing
     }
 
     @Test func aRemoteReadIsServedOnceItsBytesArriveNotWhenItsWholeWindowHas() throws {
-        let content = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 * 13) }
-        let (harness, inode) = try harnessWithRemoteFile("plan.pdf", content)
+        let (harness, inode, content) = try harnessWithRemoteFile("plan.pdf", size: 1 << 20, step: 13)
         defer { harness.remove() }
         let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
         harness.backend.holdFetchesHalfway(true)
@@ -267,8 +267,7 @@ import Testing
     @Test func aSequentialReadFetchesEachByteOnce() throws {
         // Windows ahead of the reader finish before it gets there (as on a fast network):
         // the window it is in must stay, or its next reads fetch again what was fetched.
-        let content = (0..<(40 << 20)).map { UInt8(truncatingIfNeeded: $0 * 29) }
-        let (harness, inode) = try harnessWithRemoteFile("drawings.pdf", content)
+        let (harness, inode, content) = try harnessWithRemoteFile("drawings.pdf", size: 40 << 20, step: 29)
         defer { harness.remove() }
         let handle = try harness.filesystem.open(inode, flags: O_RDONLY, context: harness.context).handle
         var offset = 0
