@@ -174,10 +174,17 @@ public struct OpenReply: Sendable {
     public var directIO: Bool
     /// Keep pages cached from an earlier open (content known unchanged).
     public var keepCache: Bool
-    public init(handle: HandleID, directIO: Bool = false, keepCache: Bool = false) {
+    /// A write-only handle: nothing can read or map through it, so its writes may go
+    /// straight to the core instead of through the kernel's page cache. That saves a copy
+    /// of every byte and the cache's memory (64 MiB for `cat` of 64 MiB into the mount),
+    /// pages nobody reads back. The FUSE adapter honours it where the kernel keeps other
+    /// handles' cached pages coherent with such writes.
+    public var writesBypassCache: Bool
+    public init(handle: HandleID, directIO: Bool = false, keepCache: Bool = false, writesBypassCache: Bool = false) {
         self.handle = handle
         self.directIO = directIO
         self.keepCache = keepCache
+        self.writesBypassCache = writesBypassCache
     }
 }
 

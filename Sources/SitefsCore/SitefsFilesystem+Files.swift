@@ -42,7 +42,8 @@ extension SitefsFilesystem {
         copy.condition.lock()
         let unchanged = copy.baseVersion == item.version
         copy.condition.unlock()
-        return OpenReply(handle: handles.add(.local(copy, writable: writing)), keepCache: keepCache && unchanged)
+        return OpenReply(handle: handles.add(.local(copy, writable: writing)), keepCache: keepCache && unchanged,
+                         writesBypassCache: flags & O_ACCMODE == O_WRONLY)
     }
 
     /// A new file exists only here until it has been closed and left alone for the settle
@@ -77,7 +78,7 @@ extension SitefsFilesystem {
         copy.condition.unlock()
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
-        return (entry, OpenReply(handle: handles.add(.local(copy, writable: true))))
+        return (entry, OpenReply(handle: handles.add(.local(copy, writable: true)), writesBypassCache: flags & O_ACCMODE == O_WRONLY))
     }
 
     /// The shared local copy of a file, created (downloaded, or empty when truncating) by

@@ -20,6 +20,8 @@ enum ConnectionHandlers {
     /// - POSIX_LOCKS / FLOCK_LOCKS off: the kernel keeps fcntl and flock locks locally.
     /// - HANDLE_KILLPRIV off: the kernel clears set-id bits itself on write/chown.
     /// Only bits the kernel offers are requested (libfuse aborts the session otherwise).
+    /// Also records whether the kernel's direct writes keep the page cache coherent
+    /// (`SessionState.directWritesAreCoherent`).
     static func initialize(_ userdata: UnsafeMutableRawPointer?, _ connection: UnsafeMutablePointer<fuse_conn_info>?) {
         let session = SessionState.of(userdata: userdata)
         if let connection {
@@ -38,6 +40,8 @@ enum ConnectionHandlers {
             want &= ~UInt32(FUSE_CAP_FLOCK_LOCKS)
             want &= ~UInt32(FUSE_CAP_HANDLE_KILLPRIV)
             connection.pointee.want = want
+            let version = (connection.pointee.proto_major, connection.pointee.proto_minor)
+            session.directWritesAreCoherent.store(version >= (7, 39), ordering: .relaxed)
         }
         session.isInitialized.store(true, ordering: .sequentiallyConsistent)
         session.operations.mounted(invalidator: session.invalidator)

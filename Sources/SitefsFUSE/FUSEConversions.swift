@@ -61,10 +61,12 @@ enum FUSEConversions {
         return result
     }
 
-    static func fileInfo(_ open: OpenReply, flags: Int32) -> fuse_file_info {
+    /// `directWritesAreCoherent`: see `SessionState.directWritesAreCoherent`.
+    static func fileInfo(_ open: OpenReply, flags: Int32, directWritesAreCoherent: Bool) -> fuse_file_info {
         var result = sitefs_fi_make(open.handle)
         result.flags = flags
-        sitefs_fi_set_direct_io(&result, open.directIO ? 1 : 0)
+        let direct = open.directIO || (open.writesBypassCache && directWritesAreCoherent)
+        sitefs_fi_set_direct_io(&result, direct ? 1 : 0)
         sitefs_fi_set_keep_cache(&result, open.keepCache ? 1 : 0)
         return result
     }

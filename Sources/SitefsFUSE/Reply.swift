@@ -60,7 +60,7 @@ struct Reply: ~Copyable {
         let request = self.request
         discard self
         var parameters = FUSEConversions.entryParameters(entry)
-        var info = FUSEConversions.fileInfo(open, flags: flags)
+        var info = FUSEConversions.fileInfo(open, flags: flags, directWritesAreCoherent: Self.directWritesAreCoherent(request))
         return fuse_reply_create(request, &parameters, &info) == 0
     }
 
@@ -71,11 +71,15 @@ struct Reply: ~Copyable {
         _ = fuse_reply_attr(request, &attributes, reply.timeout)
     }
 
+    private static func directWritesAreCoherent(_ request: fuse_req_t) -> Bool {
+        SessionState.of(request).directWritesAreCoherent.load(ordering: .relaxed)
+    }
+
     @discardableResult
     consuming func opened(_ open: OpenReply, flags: Int32) -> Bool {
         let request = self.request
         discard self
-        var info = FUSEConversions.fileInfo(open, flags: flags)
+        var info = FUSEConversions.fileInfo(open, flags: flags, directWritesAreCoherent: Self.directWritesAreCoherent(request))
         return fuse_reply_open(request, &info) == 0
     }
 

@@ -15,6 +15,12 @@ final class SessionState: Sendable {
     /// mounted and still has to be told it is unmounting.
     let isInitialized = Atomic<Bool>(false)
 
+    /// Set by `init`: the kernel (FUSE 7.39, Linux 6.6, and later) drops other handles'
+    /// cached pages of a range before it sends a direct write to that range, so a handle
+    /// that only writes may bypass the page cache without leaving readers stale pages
+    /// (`OpenReply.writesBypassCache`). Older kernels keep such writes in the page cache.
+    let directWritesAreCoherent = Atomic<Bool>(false)
+
     /// `MountOptions.readDirectoryPlus`, read by the `init` callback.
     let readDirectoryPlus: Bool
 

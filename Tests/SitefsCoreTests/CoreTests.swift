@@ -460,6 +460,30 @@ import Testing
         #expect(harness.contentFiles.isEmpty)
     }
 
+    @Test func onlyWriteOnlyHandlesAskForTheirWritesToBypassThePageCache() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "plan.txt").attributes.inode
+        var bypasses: [Int32: Bool] = [:]
+        for flags in [O_RDONLY, O_RDWR, O_WRONLY, O_WRONLY | O_TRUNC, O_WRONLY | O_APPEND] {
+            let open = try harness.filesystem.open(inode, flags: flags, context: harness.context)
+            bypasses[flags] = open.writesBypassCache
+            #expect(!open.directIO)  // reads and maps keep the page cache
+            harness.filesystem.release(inode, handle: open.handle, flags: flags)
+        }
+        #expect(bypasses == [O_RDONLY: false, O_RDWR: false, O_WRONLY: true, O_WRONLY | O_TRUNC: true, O_WRONLY | O_APPEND: true])
+        for (name, flags) in [("a.txt", O_WRONLY | O_CREAT), ("b.txt", O_RDWR | O_CREAT)] {
+            let (entry, open) = try harness.filesystem.create(parent: siteInode, name: FileName(name), mode: 0o644,
+                                                              flags: flags, context: harness.context)
+            #expect(open.writesBypassCache == (flags & O_ACCMODE == O_WRONLY))
+            harness.filesystem.release(entry.attributes.inode, handle: open.handle, flags: flags)
+        }
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+    }
+
     @Test func renameOverKeepsTheTargetIdentityAndRebindsTheInode() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }

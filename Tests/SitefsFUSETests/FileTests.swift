@@ -48,6 +48,85 @@ struct FileTests {
         #expect(filesystem.counters.largestWrite == 1 << 20)
     }
 
+    @Test("writes through a write-only handle bypass the page cache (Linux 6.6+); a read-write handle's stay in it")
+    func writeOnlyHandlesBypassThePageCache() throws {
+        let filesystem = InMemoryFilesystem()
+        filesystem.addFile("read-write.bin", contents: [])
+        filesystem.addFile("write-only.bin", contents: [])
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let size = 1 << 20, pageSize = Int(getpagesize())
+        /// Writes `size` bytes through a handle opened with `flags`, then counts the file's
+        /// pages in the kernel's page cache through a reader's mapping (opened first, so no
+        /// open in between drops the cache).
+        func cachedPages(writingWith flags: Int32, _ name: String) throws -> Int {
+            let path = mount.path(name)
+            return try mount.perform("write \(name), count its cached pages") { () throws -> Int in
+                let reader = open(path, O_RDONLY)
+                try Syscall.check(reader, "open reader")
+                defer { close(reader) }
+                let writer = open(path, flags)
+                try Syscall.check(writer, "open writer")
+                let bytes = [UInt8](repeating: 0x5A, count: size)
+                let written = bytes.withUnsafeBytes { write(writer, $0.baseAddress, size) }
+                close(writer)
+                try Syscall.check(written == size ? 0 : -1, "write of \(size) bytes returned \(written)")
+                guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, reader, 0), map != MAP_FAILED else {
+                    throw Syscall.Failure(errno: errno, call: "mmap")
+                }
+                defer { munmap(map, size) }
+                var residency = [UInt8](repeating: 0, count: size / pageSize)
+                try Syscall.check(mincore(map, size, &residency), "mincore")
+                return residency.count { $0 & 1 != 0 }
+            }
+        }
+        // Shows the count can tell: write-through leaves every written page cached.
+        #expect(try cachedPages(writingWith: O_RDWR, "read-write.bin") == size / pageSize)
+        let bypassed = !Self.kernelRelease().lexicographicallyPrecedes([6, 6])
+        #expect(try cachedPages(writingWith: O_WRONLY, "write-only.bin") == (bypassed ? 0 : size / pageSize))
+        #expect(filesystem.contents("write-only.bin") == [UInt8](repeating: 0x5A, count: size))
+    }
+
+    @Test("a reader's cached pages show what a write-only handle wrote, in place and appended into the last page")
+    func cachedPagesSeeWritesOfAWriteOnlyHandle() throws {
+        let filesystem = InMemoryFilesystem()
+        let original = (0..<64_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }  // the last page is partial
+        filesystem.addFile("shared.bin", contents: original)
+        let mount = try TestMount.start(filesystem)
+        defer { mount.tearDown() }
+        let path = mount.path("shared.bin")
+        var expected = original
+        expected.replaceSubrange(10_000..<14_096, with: [UInt8](repeating: 0xEE, count: 4096))
+        expected += [UInt8](repeating: 0xAA, count: 3000)
+        let (first, second) = try mount.perform("read, write through other handles, read again") { () throws -> ([UInt8], [UInt8]) in
+            let reader = open(path, O_RDONLY)
+            try Syscall.check(reader, "open reader")
+            defer { close(reader) }
+            func readAll() throws -> [UInt8] {
+                var buffer = [UInt8](repeating: 0, count: 80_000)
+                let count = buffer.withUnsafeMutableBytes { pread(reader, $0.baseAddress, $0.count, 0) }
+                try Syscall.check(count < 0 ? -1 : 0, "pread")
+                return Array(buffer.prefix(count))
+            }
+            let first = try readAll()  // now cached
+            let writer = open(path, O_WRONLY)
+            try Syscall.check(writer, "open writer")
+            let patch = [UInt8](repeating: 0xEE, count: 4096)
+            let patched = patch.withUnsafeBytes { pwrite(writer, $0.baseAddress, $0.count, 10_000) }
+            close(writer)
+            let appender = open(path, O_WRONLY | O_APPEND)
+            try Syscall.check(appender, "open appender")
+            let tail = [UInt8](repeating: 0xAA, count: 3000)
+            let appended = tail.withUnsafeBytes { write(appender, $0.baseAddress, $0.count) }
+            close(appender)
+            try Syscall.check(patched == 4096 && appended == 3000 ? 0 : -1, "pwrite \(patched), append \(appended)")
+            return (first, try readAll())
+        }
+        #expect(first == original)
+        #expect(second == expected)
+        #expect(filesystem.contents("shared.bin") == expected)
+    }
+
     @Test("truncate(2) and ftruncate(2) arrive as setattr with a size")
     func truncateThroughSetattr() throws {
         let filesystem = InMemoryFilesystem()
@@ -165,5 +244,13 @@ struct FileTests {
         #expect(results == [EPERM, EPERM, EPERM])
         let ln = try mount.runProgram("/bin/ln", ["-s", "target.txt", mount.path("symbolic")])
         #expect(ln.standardError.contains("Operation not permitted"))
+    }
+
+    /// The running kernel's version, e.g. [6, 18, 44] (empty if uname fails).
+    static func kernelRelease() -> [Int] {
+        var names = utsname()
+        guard uname(&names) == 0 else { return [] }
+        let release = withUnsafeBytes(of: names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return release.split(whereSeparator: { !$0.isNumber }).prefix(3).compactMap { Int($0) }
     }
 }

@@ -228,7 +228,8 @@ final class InMemoryFilesystem: FilesystemOperations {
                 state.nodes[inode] = node
             }
             state.counters.opens += 1
-            return OpenReply(handle: Self.newFileHandle(&state, inode))
+            // As the sitefs core does: a write-only handle's writes may skip the page cache.
+            return OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: flags & O_ACCMODE == O_WRONLY)
         }
     }
 
@@ -241,7 +242,8 @@ final class InMemoryFilesystem: FilesystemOperations {
                                     uid: context.uid, gid: context.gid)
             state.lookups[inode, default: 0] += 1
             state.counters.opens += 1
-            return (Self.entry(state.nodes[inode]!, timeout), OpenReply(handle: Self.newFileHandle(&state, inode)))
+            return (Self.entry(state.nodes[inode]!, timeout),
+                    OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: flags & O_ACCMODE == O_WRONLY))
         }
     }
 
