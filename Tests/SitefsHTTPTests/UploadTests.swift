@@ -28,6 +28,50 @@ import Synchronization
         }
     }
 
+    @Test func anUploadedFileLeavesThePageCacheAsItIsSent() throws {
+        let length = 8 << 20
+        let path = temporaryPath("dropped")
+        defer { removeTemporary(path) }
+        try writePatternFile(path, length: length)
+        let descriptor = open(path, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(fsync(descriptor) == 0)  // as the uploader's staged snapshots are
+        let pages = length / Int(getpagesize())
+        #expect(try cachedPages(descriptor, length: length) == pages)  // just written: all cached
+        try withTestServer { server in
+            let client = HTTPClient(baseURL: server.baseURL, timeouts: testTimeouts)
+            let response = try client.send(HTTPRequest(method: .put, path: "/checksum", body: .file(path: path)))
+            #expect(text(response.body) == "length=\(length) fnv=\(FNV1a64.hex(TestPattern.checksum(length: length)))")
+        }
+        #expect(try cachedPages(descriptor, length: length) == (try pagesCanBeDropped(besides: path) ? 0 : pages))
+    }
+
+    /// Whether the temporary directory's filesystem drops clean pages on advice (tmpfs
+    /// cannot: its pages are the file).
+    private func pagesCanBeDropped(besides path: String) throws -> Bool {
+        let probe = path + ".probe"
+        try writePatternFile(probe, length: 1 << 20)
+        defer { removeTemporary(probe) }
+        let descriptor = open(probe, O_RDONLY)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        _ = fsync(descriptor)
+        _ = posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED)
+        return try cachedPages(descriptor, length: 1 << 20) == 0
+    }
+
+    /// How many of the file's pages are in the page cache (mincore over a mapping, which
+    /// itself reads nothing in).
+    private func cachedPages(_ descriptor: Int32, length: Int) throws -> Int {
+        let map = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0)
+        guard let map, map != MAP_FAILED else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { munmap(map, length) }
+        var residency = [UInt8](repeating: 0, count: length / Int(getpagesize()))
+        guard mincore(map, length, &residency) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        return residency.count { $0 & 1 != 0 }
+    }
+
     @Test(arguments: [HTTPMethod.post, .patch])
     func uploadsFileWithOtherMethods(method: HTTPMethod) throws {
         let length = 3_000_017
