@@ -461,12 +461,9 @@ import Testing
     }
 
     @Test func onlyWriteOnlyHandlesAskForTheirWritesToBypassThePageCache() throws {
-        let harness = try CoreHarness()
+        let (harness, inode, _) = try harnessWithRemoteFile("plan.txt", size: 100, step: 1)
         defer { harness.remove() }
-        let site = harness.backend.addSite("Harbour")
-        harness.backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
         let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let inode = try harness.lookup(siteInode, "plan.txt").attributes.inode
         var bypasses: [Int32: Bool] = [:]
         for flags in [O_RDONLY, O_RDWR, O_WRONLY, O_WRONLY | O_TRUNC, O_WRONLY | O_APPEND] {
             let open = try harness.filesystem.open(inode, flags: flags, context: harness.context)
