@@ -6,12 +6,13 @@ import Foundation
 /// when it must resend the body on a fresh connection) is just moving that position.
 ///
 /// What has been sent of a file leaves the page cache (POSIX_FADV_DONTNEED) as it goes: an
-/// upload streams once, and the pages it read would otherwise stay cached next to the
-/// ones the kernel fills with the same bytes at the other end, doubling what a large save
-/// holds in memory. The files sitefs uploads are staged snapshots, already on disk, so
-/// their pages are clean and go at once. (The advice drops only clean pages; a resend
-/// reads from disk.) Measured on the bench VM, where memory not used before is slow to
-/// touch, a 64 MiB upload's server-side writes then reuse these pages: see the README.
+/// upload reads its file once, and the local copy behind it goes once the server has
+/// confirmed it, so those pages would only crowd out other caches (and, with the server on
+/// the same machine, double what a large save holds in memory). The files sitefs uploads
+/// are staged snapshots, already fsynced, so their pages are clean and go at once. The
+/// advice drops only clean pages; a resend, or a program still reading the open copy,
+/// reads from disk. On the bench VM, where memory not used lately is slow to touch, the
+/// server's writes of a 64 MiB upload then reuse these pages: see the README.
 final class UploadSource {
     private enum Storage {
         case bytes([UInt8])
