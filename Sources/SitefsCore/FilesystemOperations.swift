@@ -60,6 +60,11 @@ public protocol FilesystemOperations: AnyObject, Sendable {
 
 extension FilesystemOperations {
     public func lend(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease {
+        try lendByReading(inode, handle: handle, offset: offset, size: size)
+    }
+
+    /// A lease of a buffer of its own, filled by `read`: for what has no bytes to lend.
+    public func lendByReading(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease {
         try ReadLease(capacity: size) { (buffer) throws(Errno) in
             try read(inode, handle: handle, offset: offset, size: size, into: buffer)
         }

@@ -258,9 +258,7 @@ extension SitefsFilesystem {
     /// a buffer of the lease's own.
     public func lend(_ inode: InodeNumber, handle: HandleID, offset: Int64, size: Int) throws(Errno) -> ReadLease {
         guard case .remote(let reader)? = handles.file(handle) else {
-            return try ReadLease(capacity: size) { (buffer) throws(Errno) in
-                try read(inode, handle: handle, offset: offset, size: size, into: buffer)
-            }
+            return try lendByReading(inode, handle: handle, offset: offset, size: size)
         }
         do {
             return try reader.lend(offset: offset, count: size)
