@@ -29,7 +29,8 @@ public struct ContentDirectory: Sendable {
         content.appendingPathComponent("\(Self.hex(identifier.site))-\(Self.hex(identifier.id))").path
     }
 
-    /// Copies `descriptor`'s whole content into a new staging file and fsyncs it.
+    /// Copies `descriptor`'s whole content into a new staging file, fsynced with the staging
+    /// directory (the fallback where `stage(linking:descriptor:)` cannot link).
     public func stage(from descriptor: Int32) throws(ProviderError) -> String {
         let path = staging.appendingPathComponent(UUID().uuidString).path
         let target = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -37,6 +38,12 @@ public struct ContentDirectory: Sendable {
         defer { close(target) }
         guard Self.copyAll(from: descriptor, to: target) else { unlink(path); throw .localIO("copy to \(path): \(Self.lastError)") }
         guard fsync(target) == 0 else { unlink(path); throw .localIO("fsync \(path): \(Self.lastError)") }
+        do {
+            try syncStaging()
+        } catch {
+            unlink(path)
+            throw error
+        }
         return path
     }
 
@@ -56,13 +63,21 @@ public struct ContentDirectory: Sendable {
             return nil
         }
         guard fsync(descriptor) == 0 else { unlink(staged); throw .localIO("fsync \(path): \(Self.lastError)") }
-        let directory = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        defer { if directory >= 0 { close(directory) } }
-        guard directory >= 0, fsync(directory) == 0 else {
+        do {
+            try syncStaging()
+        } catch {
             unlink(staged)
-            throw .localIO("fsync \(staging.path): \(Self.lastError)")
+            throw error
         }
         return staged
+    }
+
+    /// Makes a new snapshot's name in staging durable, not only its bytes: after a crash
+    /// the journal names it, and a file whose directory entry was lost is a lost edit.
+    private func syncStaging() throws(ProviderError) {
+        let directory = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if directory >= 0 { close(directory) } }
+        guard directory >= 0, fsync(directory) == 0 else { throw .localIO("fsync \(staging.path): \(Self.lastError)") }
     }
 
     /// Fills `descriptor` (from offset 0) with the content of the file at `path`.
