@@ -38,12 +38,7 @@ public struct ContentDirectory: Sendable {
         defer { close(target) }
         guard Self.copyAll(from: descriptor, to: target) else { unlink(path); throw .localIO("copy to \(path): \(Self.lastError)") }
         guard fsync(target) == 0 else { unlink(path); throw .localIO("fsync \(path): \(Self.lastError)") }
-        do {
-            try syncStaging()
-        } catch {
-            unlink(path)
-            throw error
-        }
+        try syncStaging(orRemove: path)
         return path
     }
 
@@ -63,21 +58,21 @@ public struct ContentDirectory: Sendable {
             return nil
         }
         guard fsync(descriptor) == 0 else { unlink(staged); throw .localIO("fsync \(path): \(Self.lastError)") }
-        do {
-            try syncStaging()
-        } catch {
-            unlink(staged)
-            throw error
-        }
+        try syncStaging(orRemove: staged)
         return staged
     }
 
     /// Makes a new snapshot's name in staging durable, not only its bytes: after a crash
     /// the journal names it, and a file whose directory entry was lost is a lost edit.
-    private func syncStaging() throws(ProviderError) {
+    /// Removes the snapshot `staged` when that fails.
+    private func syncStaging(orRemove staged: String) throws(ProviderError) {
         let directory = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if directory >= 0 { close(directory) } }
-        guard directory >= 0, fsync(directory) == 0 else { throw .localIO("fsync \(staging.path): \(Self.lastError)") }
+        guard directory >= 0, fsync(directory) == 0 else {
+            let error = ProviderError.localIO("fsync \(staging.path): \(Self.lastError)")
+            unlink(staged)
+            throw error
+        }
     }
 
     /// Fills `descriptor` (from offset 0) with the content of the file at `path`.
