@@ -143,9 +143,9 @@ final class LocalCopy: @unchecked Sendable {
         sharesSnapshot = false
     }
 
-    func closeAndDelete() {
+    func closeAndDelete(in content: ContentDirectory) {
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
-        unlink(path)
+        content.discardCopy(at: path)
     }
 }

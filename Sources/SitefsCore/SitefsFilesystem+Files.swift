@@ -360,7 +360,7 @@ extension SitefsFilesystem {
                   !copy.identifier.isLocal || copy.unlinked  // a file only here: the copy is its content
             else { return }
             copies[copy.identifier] = nil
-            copy.closeAndDelete()
+            copy.closeAndDelete(in: content)
         }
     }
 

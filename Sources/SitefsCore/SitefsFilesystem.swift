@@ -55,7 +55,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // Resumes saves an earlier run of this cache dir did not finish.
         uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
                                 parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay, userName: userName,
-                                logger: logger) { [weak self] outcome in
+                                unlinker: content.unlinker, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
         uploader.onRenameOutcome = { [weak self] outcome in self?.renameFinished(outcome) }
@@ -87,7 +87,14 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// Blocks until every save and rename reached the server, or the timeout passed (what
     /// waits out the settle delay is sent at once).
-    public func waitForUploads(timeout: Duration) -> Bool { uploader.waitUntilIdle(timeout: timeout) }
+    /// Waits until no upload is pending, then for the files they left to delete (confirmed
+    /// copies and snapshots, deleted in the background) to be gone: at unmount, so the
+    /// cache directory is left tidy. (`sitefs sync` waits for the uploads only.)
+    public func waitForUploads(timeout: Duration) -> Bool {
+        guard uploader.waitUntilIdle(timeout: timeout) else { return false }
+        content.unlinker.drain()
+        return true
+    }
 
     // MARK: Resolving inodes and names
 

@@ -7,12 +7,15 @@ import Glibc
 
 /// The cache directory's content areas:
 /// - `content/`: local copies of files being read or written (deleted once closed and
-///   confirmed on the server, so with nothing open and nothing pending it is empty);
+///   confirmed on the server, large ones in the background, so with nothing open, nothing
+///   pending and `unlinker` drained it is empty);
 /// - `staging/`: frozen snapshots of saved content waiting for upload, fsynced before the
 ///   save returns, so an edit survives the daemon.
 public struct ContentDirectory: Sendable {
     public let content: URL
     public let staging: URL
+    /// Deletes what is done with off the caller's path (see BackgroundUnlinker).
+    public let unlinker = BackgroundUnlinker()
 
     public init(cacheDirectory: URL) throws {
         content = cacheDirectory.appendingPathComponent("content", isDirectory: true)
@@ -27,6 +30,13 @@ public struct ContentDirectory: Sendable {
     /// and may hold any character.
     public func copyPath(for identifier: ItemIdentifier) -> String {
         content.appendingPathComponent("\(Self.hex(identifier.site))-\(Self.hex(identifier.id))").path
+    }
+
+    /// Deletes a local copy's file, which must be closed. Its name is free at once, so a new
+    /// copy of the same item can be made there while a large one's blocks are freed in the
+    /// background.
+    public func discardCopy(at path: String) {
+        unlinker.delete(path, nameIsReused: true)
     }
 
     /// Copies `descriptor`'s whole content into a new staging file, fsynced with the staging
@@ -117,7 +127,8 @@ public struct ContentDirectory: Sendable {
 
     /// Removes staging files nothing refers to (a crash between snapshot and journal
     /// commit, i.e. a save whose close() never returned) and local copies of an earlier run
-    /// (their saves, if any, are in staging). Call once at mount, before any open.
+    /// (their saves, if any, are in staging), with copies it had set aside to delete. Call
+    /// once at mount, before any open.
     public func removeLeftovers(keeping staged: Set<String>) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
             let path = staging.appendingPathComponent(name).path

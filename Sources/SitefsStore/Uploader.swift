@@ -26,6 +26,8 @@ public final class Uploader: @unchecked Sendable {
     let userName: String
     let settleDelay: Duration
     let journal: UploadJournal
+    /// Snapshots done with are deleted through it, never under `condition`'s lock.
+    let unlinker: BackgroundUnlinker
     private let onOutcome: @Sendable (Outcome) -> Void
     /// Set once by the filesystem before any rename is queued.
     public var onRenameOutcome: (@Sendable (RenameOutcome) -> Void)?
@@ -74,8 +76,10 @@ public final class Uploader: @unchecked Sendable {
 
     /// Opens the journal and resumes what an earlier run left.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
-                userName: String, logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
+                userName: String, unlinker: BackgroundUnlinker, logger: Logger,
+                onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
         self.backend = backend
+        self.unlinker = unlinker
         self.logger = logger
         self.userName = userName
         self.settleDelay = settleDelay
@@ -208,7 +212,7 @@ public final class Uploader: @unchecked Sendable {
     /// A snapshot nothing needs any more: its journal row, then its file.
     func discardSnapshot(at stagedPath: String) {
         journal.drop(stagedPath: stagedPath)
-        unlink(stagedPath)
+        unlinker.delete(stagedPath)
     }
 
     /// An upload found the server holding this mount's own earlier save (see
@@ -549,7 +553,7 @@ public final class Uploader: @unchecked Sendable {
     private func confirm(_ job: Job, producing version: String, rekeyed follower: Job? = nil) {
         do {
             try journal.confirmed(job, producing: version, rekeyed: follower)
-            unlink(job.stagedPath)
+            unlinker.delete(job.stagedPath)
         } catch {
             // Keep the snapshot: the next run re-uploads it (a conflict at worst, never a loss).
             logger.error("journal update failed after uploading \(job.name): \(error)")
