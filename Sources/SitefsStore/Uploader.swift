@@ -67,6 +67,13 @@ public final class Uploader: @unchecked Sendable {
     /// server made of them. A caller that looked the local one up just before (a rename, a
     /// delete, a save racing the outcome's report) acts on the server item instead.
     var retiredCreations: [ItemIdentifier: (identifier: ItemIdentifier, version: String)] = [:]
+    /// When each of `retiredCreations` was added, oldest first. An entry goes once it is
+    /// older than `retiredCreationsKept`: the filesystem moves the file's inode and open copy
+    /// to the server identifier as the outcome is reported, so only a caller that looked the
+    /// local one up moments before can still come with it, and a mount that runs for months
+    /// must not keep an entry per file it ever created.
+    var retirements: [(identifier: ItemIdentifier, at: ContinuousClock.Instant)] = []
+    let retiredCreationsKept: Duration
     var stopping = false
     private var threads: [Thread] = []
     /// Workers waiting in `next()`: when each waiting with a deadline wakes by itself, by
@@ -76,9 +83,10 @@ public final class Uploader: @unchecked Sendable {
 
     /// Opens the journal and resumes what an earlier run left.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
-                userName: String, unlinker: BackgroundUnlinker, logger: Logger,
-                onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
+                userName: String, unlinker: BackgroundUnlinker, retiredCreationsKept: Duration = .seconds(600),
+                logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
         self.backend = backend
+        self.retiredCreationsKept = retiredCreationsKept
         self.unlinker = unlinker
         self.logger = logger
         self.userName = userName
@@ -514,7 +522,7 @@ public final class Uploader: @unchecked Sendable {
                 follower!.baseVersion = item.version
             }
             confirm(job, producing: item.version, rekeyed: follower)
-            retiredCreations[job.identifier] = (item.identifier, item.version)
+            retire(job.identifier, as: (item.identifier, item.version))
             if let follower { enqueueLocked(follower, delay: .zero) }
         case .conflicted(_, _, let copy):
             confirm(job, producing: copy.version)
@@ -548,6 +556,17 @@ public final class Uploader: @unchecked Sendable {
             journal.clearDelete(job.identifier)
         }
         condition.broadcast()
+    }
+
+    /// Records what a new file's create made, forgetting the records older than
+    /// `retiredCreationsKept`. Call with `condition` locked.
+    private func retire(_ local: ItemIdentifier, as created: (identifier: ItemIdentifier, version: String)) {
+        let now = ContinuousClock.now
+        let expired = retirements.prefix { now - $0.at > retiredCreationsKept }.count
+        for retirement in retirements.prefix(expired) { retiredCreations[retirement.identifier] = nil }
+        retirements.removeFirst(expired)
+        retiredCreations[local] = created
+        retirements.append((local, now))
     }
 
     private func confirm(_ job: Job, producing version: String, rekeyed follower: Job? = nil) {
