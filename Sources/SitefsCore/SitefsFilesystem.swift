@@ -86,9 +86,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     public var uploadStatus: Uploader.Status { uploader.status }
 
     /// Blocks until every save and rename reached the server, or the timeout passed (what
-    /// waits out the settle delay is sent at once).
-    /// Waits until no upload is pending, then for the files they left to delete (confirmed
-    /// copies and snapshots, deleted in the background) to be gone: at unmount, so the
+    /// waits out the settle delay is sent at once); then until the files they left to delete
+    /// (large confirmed copies and snapshots go in the background) are gone, so at unmount the
     /// cache directory is left tidy. (`sitefs sync` waits for the uploads only.)
     public func waitForUploads(timeout: Duration) -> Bool {
         guard uploader.waitUntilIdle(timeout: timeout) else { return false }
