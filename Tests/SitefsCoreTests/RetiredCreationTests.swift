@@ -9,15 +9,20 @@ import Testing
 @Suite struct RetiredCreationTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-retired-\(UUID().uuidString)")
 
-    private func uploader(on backend: InMemoryBackend, keeping kept: Duration) throws -> Uploader {
+    /// Runs `body` with an uploader over a fresh backend with one site, and cleans up after.
+    private func withUploader(keeping kept: Duration,
+                              _ body: (Uploader, InMemoryBackend, ItemIdentifier) throws -> Void) throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("staging"), withIntermediateDirectories: true)
+        let backend = InMemoryBackend()
         var logger = Logger(label: "sitefs-retired-test")
         logger.logLevel = .critical
         let uploader = try Uploader(backend: backend, journalPath: directory.appendingPathComponent("journal.sqlite").path,
                                     parallelism: 1, userName: "tester", unlinker: BackgroundUnlinker(), retiredCreationsKept: kept,
                                     logger: logger) { _ in }
         uploader.start(parallelism: 1)
-        return uploader
+        defer { uploader.shutdown() }
+        try body(uploader, backend, backend.addSite("Harbour"))
     }
 
     /// Saves a new file and waits for its create to finish; returns its local identifier.
@@ -32,27 +37,21 @@ import Testing
     }
 
     @Test func aCreateIsForgottenOnceItsRecordIsOlderThanTheTimeKept() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let backend = InMemoryBackend()
-        let site = backend.addSite("Harbour")
-        let uploader = try uploader(on: backend, keeping: .milliseconds(200))
-        defer { uploader.shutdown() }
-        let first = try create("a.txt", in: site, with: uploader)
-        #expect(uploader.isRetiredCreation(first))
-        usleep(400_000)
-        let second = try create("b.txt", in: site, with: uploader)
-        #expect(!uploader.isRetiredCreation(first), "a record older than the time kept is still there")
-        #expect(uploader.isRetiredCreation(second))
-        #expect(backend.node(named: "a.txt", in: site).flatMap { backend.content(of: $0.identifier) } == Array("a.txt".utf8))
+        try withUploader(keeping: .milliseconds(200)) { uploader, backend, site in
+            let first = try create("a.txt", in: site, with: uploader)
+            #expect(uploader.isRetiredCreation(first))
+            usleep(400_000)
+            let second = try create("b.txt", in: site, with: uploader)
+            #expect(!uploader.isRetiredCreation(first), "a record older than the time kept is still there")
+            #expect(uploader.isRetiredCreation(second))
+            #expect(backend.node(named: "a.txt", in: site).flatMap { backend.content(of: $0.identifier) } == Array("a.txt".utf8))
+        }
     }
 
     @Test func createsWithinTheTimeKeptAreAllRemembered() throws {
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let backend = InMemoryBackend()
-        let site = backend.addSite("Harbour")
-        let uploader = try uploader(on: backend, keeping: .seconds(600))
-        defer { uploader.shutdown() }
-        let created = try (0..<5).map { try create("f\($0).txt", in: site, with: uploader) }
-        #expect(created.allSatisfy { uploader.isRetiredCreation($0) })
+        try withUploader(keeping: .seconds(600)) { uploader, _, site in
+            let created = try (0..<5).map { try create("f\($0).txt", in: site, with: uploader) }
+            #expect(created.allSatisfy { uploader.isRetiredCreation($0) })
+        }
     }
 }
