@@ -1,4 +1,5 @@
 import SitefsProvider
+import SitefsStore
 import Synchronization
 
 /// An open directory: a snapshot of the folder's entries, filled page by page as the
@@ -18,11 +19,15 @@ final class DirectoryHandle: Sendable {
     let snapshot: Mutex<Snapshot>
     /// Where the pages not in the snapshot yet come from.
     let pages: PageReadAhead
+    /// For a folder enumerated from the server: its pages become the cached listing once
+    /// complete, with the folder's changes meanwhile applied (ItemCache.ListingFetch).
+    let fetch: ItemCache.ListingFetch?
 
-    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead) {
+    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead, fetch: ItemCache.ListingFetch?) {
         self.folder = folder
         self.snapshot = Mutex(snapshot)
         self.pages = pages
+        self.fetch = fetch
     }
 }
 
@@ -70,7 +75,7 @@ final class HandleTable: Sendable {
 
     func directory(_ id: HandleID) -> DirectoryHandle? { state.withLock { $0.directories[id] } }
     func file(_ id: HandleID) -> FileHandle? { state.withLock { $0.files[id] } }
-    func removeDirectory(_ id: HandleID) { _ = state.withLock { $0.directories.removeValue(forKey: id) } }
+    func removeDirectory(_ id: HandleID) -> DirectoryHandle? { state.withLock { $0.directories.removeValue(forKey: id) } }
     func removeFile(_ id: HandleID) -> FileHandle? { state.withLock { $0.files.removeValue(forKey: id) } }
     /// The items behind open file handles (one entry per handle).
     var openFiles: [FileHandle] { state.withLock { Array($0.files.values) } }

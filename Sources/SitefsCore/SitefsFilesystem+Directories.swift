@@ -32,7 +32,8 @@ extension SitefsFilesystem {
         if let cached {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }
-        return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot, pages: pageReadAhead(of: folder)))
+        let fetch = snapshot.complete ? nil : folder.map { cache.beginListing(of: $0) }
+        return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot, pages: pageReadAhead(of: folder), fetch: fetch))
     }
 
     public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
@@ -81,12 +82,12 @@ extension SitefsFilesystem {
             return snapshot.complete ? snapshot : nil
         }
         // A folder enumerated to the end is a complete listing: later lookups use it.
-        if let finished, let folder = directory.folder {
-            cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), of: folder)
+        if let finished, let folder = directory.folder, let fetch = directory.fetch {
+            cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), of: folder, fetch: fetch)
         }
     }
 
     public func releaseDirectory(_ inode: InodeNumber, handle: HandleID) {
-        handles.removeDirectory(handle)
+        if let fetch = handles.removeDirectory(handle)?.fetch { cache.abandon(fetch) }  // a no-op once stored
     }
 }

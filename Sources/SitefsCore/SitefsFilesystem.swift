@@ -145,6 +145,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     }
 
     private func fetchListing(of folder: ItemIdentifier?, key: ItemIdentifier) throws(Errno) -> ItemCache.Listing {
+        // Changes to the folder while its pages arrive are applied to them (ItemCache.ListingFetch).
+        let fetch = folder.map { cache.beginListing(of: $0) }
+        var stored = false
+        defer { if let fetch, !stored { cache.abandon(fetch) } }
         var names: [String] = []
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?
@@ -158,8 +162,12 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         if folder == nil { names = SiteNames.unique(names, identifiers) }
         if let folder { (names, identifiers) = namespace.complete(names: names, identifiers: identifiers, of: folder) }
         let listing = ItemCache.Listing(names: names, identifiers: identifiers)
-        cache.storeListing(listing, of: key)
-        return listing
+        guard let fetch else {
+            cache.storeListing(listing, of: key)
+            return listing
+        }
+        stored = true
+        return cache.storeListing(listing, of: key, fetch: fetch)
     }
 
     /// The pages of a folder's listing (or of the sites), each next one fetched ahead.
@@ -170,6 +178,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// One server page of a folder (or of the sites), its items stored in the cache.
     func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> FetchedPage {
         do throws(ProviderError) {
+            let requested = ContinuousClock.now
             let page: Page
             if let folder {
                 page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
@@ -177,7 +186,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                 page = try backend.sites(after: token, limit: configuration.pageSize)
             }
             let items = namespace.view(page: page.items, of: folder)
-            cache.store(items)
+            cache.store(items, requestedAt: requested)
             return (items.map(\.name), items.map(\.identifier), page.next)
         } catch {
             throw handle(error, "list \(folder?.description ?? "sites")", dropping: folder)

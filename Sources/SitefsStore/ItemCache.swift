@@ -41,9 +41,51 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// A folder listing on its way from the server (`beginListing`). Its pages are a
+    /// snapshot of when each was served, so what the cache learns of the folder's entries
+    /// meanwhile (a create confirmed, a file renamed or deleted here, a change-feed report)
+    /// is noted and applied on top when the listing is stored, and a page's items do not
+    /// overwrite what changed after the page was asked for (`store(_:requestedAt:)`).
+    /// Without this, a listing fetched across a new file's create was stored without the
+    /// file: the soak's next save of it made a second file of that name, and the edit went to
+    /// a conflict copy.
+    public struct ListingFetch: Sendable {
+        fileprivate let id: Int
+        public let folder: ItemIdentifier
+    }
+
+    private struct PendingFetch {
+        let folder: ItemIdentifier
+        /// Items whose entry in `folder` may have changed since the fetch began.
+        var touched: Set<ItemIdentifier> = []
+        /// `forgetListing` ran meanwhile: an operation's outcome is unknown, so what this
+        /// fetch brings is not stored.
+        var forgotten = false
+    }
+
     private struct State {
         var items: [ItemIdentifier: Cached] = [:]
         var listings: [ItemIdentifier: Listing] = [:]
+        var fetches: [Int: PendingFetch] = [:]
+        var nextFetch = 0
+        /// While any fetch is pending: when each item last changed here, so a page asked for
+        /// before that does not bring its old state back. Emptied when the last fetch ends.
+        var changedAt: [ItemIdentifier: ContinuousClock.Instant] = [:]
+
+        /// Notes a change of `identifier`'s entry in these folders for the fetches of them.
+        mutating func touch(_ identifier: ItemIdentifier, in folders: ItemIdentifier?...) {
+            guard !fetches.isEmpty else { return }
+            changedAt[identifier] = .now
+            for key in fetches.keys where folders.contains(fetches[key]!.folder) {
+                fetches[key]!.touched.insert(identifier)
+            }
+        }
+
+        mutating func endFetch(_ fetch: ListingFetch) -> PendingFetch? {
+            let pending = fetches.removeValue(forKey: fetch.id)
+            if fetches.isEmpty { changedAt.removeAll() }
+            return pending
+        }
     }
 
     private let state = Mutex(State())
@@ -84,12 +126,19 @@ public final class ItemCache: Sendable {
         }
     }
 
-    public func store(_ items: [ProviderItem]) {
+    /// Stores items a server page brought. With `requestedAt` (when the page was asked for),
+    /// an item that changed here since then keeps its newer state (see ListingFetch).
+    public func store(_ items: [ProviderItem], requestedAt: ContinuousClock.Instant? = nil) {
         let now = ContinuousClock.now
-        state.withLock { state in
-            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+        let stored = state.withLock { state in
+            let current = items.filter { item in
+                guard let requestedAt, let changed = state.changedAt[item.identifier] else { return true }
+                return changed < requestedAt
+            }
+            for item in current { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+            return current
         }
-        persistence?.save(items.filter { !$0.identifier.isLocal })
+        persistence?.save(stored.filter { !$0.identifier.isLocal })
     }
 
     /// A listing still within `maxAge` (or any age, for browsing while offline).
@@ -98,6 +147,50 @@ public final class ItemCache: Sendable {
             guard let listing = state.listings[folder], ignoringAge || listing.fetchedAt.duration(to: .now) <= maxAge else { return nil }
             return listing
         }
+    }
+
+    /// Starts noting changes to `folder`'s entries for a listing about to be fetched; end it
+    /// with `storeListing(_:of:fetch:)` or `abandon(_:)`.
+    public func beginListing(of folder: ItemIdentifier) -> ListingFetch {
+        state.withLock { state in
+            state.nextFetch += 1
+            state.fetches[state.nextFetch] = PendingFetch(folder: folder)
+            return ListingFetch(id: state.nextFetch, folder: folder)
+        }
+    }
+
+    /// A fetch that will not be stored (it failed, or its directory was closed early).
+    public func abandon(_ fetch: ListingFetch) {
+        _ = state.withLock { $0.endFetch(fetch) }
+    }
+
+    /// Stores a listing fetched from the server, with what changed in the folder since
+    /// `fetch` began applied to it, and returns what was stored (the fetched listing as it
+    /// is when a `forgetListing` meanwhile leaves it unstored).
+    @discardableResult
+    public func storeListing(_ fetched: Listing, of folder: ItemIdentifier, fetch: ListingFetch) -> Listing {
+        var listing = fetched
+        let forgotten = state.withLock { state -> Bool in
+            guard let pending = state.endFetch(fetch) else { return true }
+            for identifier in pending.touched {
+                let current = state.items[identifier]?.item
+                let index = listing.identifiers.firstIndex(of: identifier)
+                if let current, current.parent == folder {
+                    if let index {
+                        listing.names[index] = current.name
+                    } else {
+                        listing.names.append(current.name)
+                        listing.identifiers.append(identifier)
+                    }
+                } else if let index {
+                    listing.names.remove(at: index)
+                    listing.identifiers.remove(at: index)
+                }
+            }
+            return pending.forgotten
+        }
+        if !forgotten { storeListing(listing, of: folder) }
+        return listing
     }
 
     public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {
@@ -115,6 +208,7 @@ public final class ItemCache: Sendable {
     /// on the server is unknown (the answer was lost): the next lookup asks the server.
     public func forgetListing(of folder: ItemIdentifier) {
         state.withLock { state in
+            for key in state.fetches.keys where state.fetches[key]!.folder == folder { state.fetches[key]!.forgotten = true }
             guard let listing = state.listings.removeValue(forKey: folder) else { return }
             for identifier in listing.identifiers { state.items[identifier] = nil }
         }
@@ -132,6 +226,9 @@ public final class ItemCache: Sendable {
         return state.withLock { state in
             let previous = state.items[item.identifier]?.item
             state.items[item.identifier] = Cached(item: item, fetchedAt: now)
+            if previous?.parent != item.parent || previous?.name != item.name {
+                state.touch(item.identifier, in: previous?.parent, item.parent)
+            }
             var old: (ItemIdentifier, String)?
             if let previous, let previousParent = previous.parent,
                previousParent != item.parent || previous.name != item.name {
@@ -164,6 +261,7 @@ public final class ItemCache: Sendable {
             let previous = state.items.removeValue(forKey: identifier)?.item
             state.listings[identifier] = nil
             guard let parent = previous?.parent else { return nil }
+            state.touch(identifier, in: parent)
             removeEntry(identifier, from: parent, in: &state)
             return (parent, previous!.name)
         }

@@ -15,8 +15,8 @@ struct CoreHarness {
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
-    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), reusing previous: CoreHarness? = nil,
-         backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil) throws {
+    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
+         reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
@@ -24,8 +24,8 @@ struct CoreHarness {
         logger.logLevel = .critical
         filesystem = try SitefsFilesystem(
             backend: backend,
-            configuration: FilesystemConfiguration(pageSize: pageSize, uid: 1000, gid: 1000, readOnly: readOnly,
-                                                   writeBackDelay: writeBackDelay, namespaceWait: .seconds(2)),
+            configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge, uid: 1000, gid: 1000,
+                                                   readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2)),
             cacheDirectory: cacheDirectory, logger: logger)
     }
 

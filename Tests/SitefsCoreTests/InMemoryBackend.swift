@@ -40,6 +40,9 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var holdDeletes = false
         /// Listing calls after this many fail as unreachable (until cleared).
         var listingsBeforeFailing: Int?
+        /// Runs once, in the next listing call, after its page is taken and before it is
+        /// answered: what happens on the server while that page is on its way.
+        var duringNextListing: (@Sendable () -> Void)?
     }
 
     let state = Mutex(State())
@@ -48,6 +51,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
     /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
     func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
+    /// Runs `action` in the next listing call, after its page is taken, before it is answered.
+    func duringNextListing(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.duringNextListing = action } }
     /// Makes downloads slow, so concurrent opens overlap.
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes ranged fetches stop after their first half, as a slow network would, until released.
@@ -140,14 +145,17 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("children")
-        return try state.withLock { state throws(ProviderError) in
+        let (served, meanwhile) = try state.withLock { state throws(ProviderError) -> (Page, (@Sendable () -> Void)?) in
             if let allowed = state.listingsBeforeFailing {
                 guard allowed > 0 else { throw .unreachable("listing failed on purpose") }
                 state.listingsBeforeFailing = allowed - 1
             }
             guard state.nodes[folder] != nil else { throw .notFound }
-            return page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit)
+            defer { state.duringNextListing = nil }
+            return (page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit), state.duringNextListing)
         }
+        meanwhile?()
+        return served
     }
 
     func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {

@@ -1,0 +1,70 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SystemPackage
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A folder listing fetched while the folder changes here must not be stored without the
+/// change. The soak caught one: a new file's create finished while its folder was being
+/// listed, the listing was stored without the file, and the next save under its name made a
+/// second file whose upload then met the name taken and became a conflict copy.
+@Suite struct ListingFetchTests {
+    /// A server folder "Plans" holding `files`, looked up through a fresh core whose cached
+    /// metadata goes stale after `maxAge`.
+    private func harnessWithFolder(_ files: [String], maxAge: Duration) throws -> (CoreHarness, plans: InodeNumber) {
+        let harness = try CoreHarness(metadataMaxAge: maxAge)
+        let site = harness.backend.addSite("Harbour")
+        let plans = harness.backend.add("Plans", in: site, kind: .folder)
+        for name in files { harness.backend.add(name, in: plans, kind: .file, content: Array(name.utf8)) }
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        return (harness, try harness.lookup(siteInode, "Plans").attributes.inode)
+    }
+
+    @Test func aCreateFinishingWhileItsFolderIsListedStaysVisible() throws {
+        let (harness, plans) = try harnessWithFolder(["a.txt"], maxAge: .milliseconds(300))
+        defer { harness.remove() }
+        try harness.createFile(plans, "new.txt", "new content")  // waits out the write-back delay
+        usleep(400_000)  // the folder's listing is stale: the next lookup lists it again
+        let filesystem = harness.filesystem
+        // The server's page is taken before the create reaches it; the create and its report
+        // happen before the page is answered.
+        harness.backend.duringNextListing { _ = filesystem.waitForUploads(timeout: .seconds(10)) }
+        _ = try harness.lookup(plans, "a.txt")
+        #expect(harness.backend.calls("createFile") == 1, "the upload did not run during the listing")
+        let created = try harness.lookup(plans, "new.txt")
+        #expect(try harness.readAll(created.attributes.inode) == Array("new content".utf8))
+        // And the listing the lookup stored is the one later lookups and `ls` use.
+        #expect(try harness.listNames(plans) == ["a.txt", "new.txt"])
+    }
+
+    @Test func aFileDeletedHereWhileItsFolderIsListedDoesNotComeBack() throws {
+        let (harness, plans) = try harnessWithFolder(["a.txt", "b.txt"], maxAge: .milliseconds(300))
+        defer { harness.remove() }
+        usleep(400_000)
+        let filesystem = harness.filesystem, context = harness.context
+        // `rm a.txt` from another process while this lookup's page (with a.txt) is on its way.
+        harness.backend.duringNextListing {
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                _ = try? filesystem.unlink(parent: plans, name: FileName("a.txt"), context: context)
+                done.signal()
+            }.start()
+            _ = done.wait(timeout: .now() + 10)
+        }
+        _ = try harness.lookup(plans, "b.txt")
+        #expect(harness.backend.calls("delete") == 1, "the delete did not run during the listing")
+        #expect(try harness.listNames(plans) == ["b.txt"])
+        #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(plans, "a.txt") }
+    }
+}
+
+extension CoreHarness {
+    /// The names `ls` would show (without `.` and `..`).
+    func listNames(_ inode: InodeNumber) throws -> [String] {
+        try list(inode).compactMap(\.name.string).filter { $0 != "." && $0 != ".." }
+    }
+}
