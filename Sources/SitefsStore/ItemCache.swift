@@ -72,10 +72,17 @@ public final class ItemCache: Sendable {
         /// before that does not bring its old state back. Emptied when the last fetch ends.
         var changedAt: [ItemIdentifier: ContinuousClock.Instant] = [:]
 
-        /// Notes a change of `identifier`'s entry in these folders for the fetches of them.
+        /// Notes that `identifier` changed here (any of its metadata), for pages asked for
+        /// before now.
+        mutating func noteChange(of identifier: ItemIdentifier) {
+            if !fetches.isEmpty { changedAt[identifier] = .now }
+        }
+
+        /// Notes a change of `identifier`'s entry in these folders (added, renamed, moved or
+        /// removed) for the fetches of them.
         mutating func touch(_ identifier: ItemIdentifier, in folders: ItemIdentifier?...) {
             guard !fetches.isEmpty else { return }
-            changedAt[identifier] = .now
+            noteChange(of: identifier)
             for key in fetches.keys where folders.contains(fetches[key]!.folder) {
                 fetches[key]!.touched.insert(identifier)
             }
@@ -210,7 +217,10 @@ public final class ItemCache: Sendable {
         state.withLock { state in
             for key in state.fetches.keys where state.fetches[key]!.folder == folder { state.fetches[key]!.forgotten = true }
             guard let listing = state.listings.removeValue(forKey: folder) else { return }
-            for identifier in listing.identifiers { state.items[identifier] = nil }
+            for identifier in listing.identifiers {
+                state.items[identifier] = nil
+                state.noteChange(of: identifier)  // a page in flight must not bring it back as fresh
+            }
         }
         persistence?.forgetListing(of: folder)
     }
@@ -228,6 +238,8 @@ public final class ItemCache: Sendable {
             state.items[item.identifier] = Cached(item: item, fetchedAt: now)
             if previous?.parent != item.parent || previous?.name != item.name {
                 state.touch(item.identifier, in: previous?.parent, item.parent)
+            } else {
+                state.noteChange(of: item.identifier)  // e.g. an upload's new version and size
             }
             var old: (ItemIdentifier, String)?
             if let previous, let previousParent = previous.parent,

@@ -41,6 +41,20 @@ import Glibc
         #expect(try harness.listNames(plans) == ["a.txt", "new.txt"])
     }
 
+    @Test func aSaveConfirmedWhileItsFolderIsListedKeepsItsNewSize() throws {
+        let (harness, plans) = try harnessWithFolder(["a.txt", "b.txt"], maxAge: .milliseconds(300))
+        defer { harness.remove() }
+        let file = try harness.lookup(plans, "a.txt").attributes.inode
+        try harness.saveInPlace(file, "a longer content")  // waits out the write-back delay
+        usleep(400_000)
+        let filesystem = harness.filesystem
+        harness.backend.duringNextListing { _ = filesystem.waitForUploads(timeout: .seconds(10)) }
+        _ = try harness.lookup(plans, "b.txt")  // its page still has a.txt's old size
+        #expect(harness.backend.calls("modifyContent") == 1, "the upload did not run during the listing")
+        let size = try harness.filesystem.attributes(of: file, handle: nil, context: harness.context).attributes.size
+        #expect(size == UInt64("a longer content".utf8.count))
+    }
+
     @Test func aFileDeletedHereWhileItsFolderIsListedDoesNotComeBack() throws {
         let (harness, plans) = try harnessWithFolder(["a.txt", "b.txt"], maxAge: .milliseconds(300))
         defer { harness.remove() }
