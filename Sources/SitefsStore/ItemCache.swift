@@ -79,11 +79,11 @@ public final class ItemCache: Sendable {
         }
 
         /// Notes a change of `identifier`'s entry in these folders (added, renamed, moved or
-        /// removed) for the fetches of them.
-        mutating func touch(_ identifier: ItemIdentifier, in folders: ItemIdentifier?...) {
+        /// removed; all folders being fetched when `folders` is nil) for the fetches of them.
+        mutating func touch(_ identifier: ItemIdentifier, in folders: [ItemIdentifier?]?) {
             guard !fetches.isEmpty else { return }
             noteChange(of: identifier)
-            for key in fetches.keys where folders.contains(fetches[key]!.folder) {
+            for key in fetches.keys where folders?.contains(fetches[key]!.folder) ?? true {
                 fetches[key]!.touched.insert(identifier)
             }
         }
@@ -237,7 +237,7 @@ public final class ItemCache: Sendable {
             let previous = state.items[item.identifier]?.item
             state.items[item.identifier] = Cached(item: item, fetchedAt: now)
             if previous?.parent != item.parent || previous?.name != item.name {
-                state.touch(item.identifier, in: previous?.parent, item.parent)
+                state.touch(item.identifier, in: [previous?.parent, item.parent])
             } else {
                 state.noteChange(of: item.identifier)  // e.g. an upload's new version and size
             }
@@ -272,8 +272,9 @@ public final class ItemCache: Sendable {
         return state.withLock { state in
             let previous = state.items.removeValue(forKey: identifier)?.item
             state.listings[identifier] = nil
+            // Without its metadata its folder is unknown: any listing being fetched may hold it.
+            state.touch(identifier, in: previous?.parent.map { [$0] })
             guard let parent = previous?.parent else { return nil }
-            state.touch(identifier, in: parent)
             removeEntry(identifier, from: parent, in: &state)
             return (parent, previous!.name)
         }
