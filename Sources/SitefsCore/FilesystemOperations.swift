@@ -1,5 +1,9 @@
 import SystemPackage
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The filesystem core as the FUSE adapter sees it: one method per low-level FUSE request,
 /// in Swift types only, so the core is testable without a kernel and the adapter is the
 /// only code that touches libfuse.
@@ -185,6 +189,9 @@ public struct OpenReply: Sendable {
     /// pages nobody reads back. The FUSE adapter honours it where the kernel keeps other
     /// handles' cached pages coherent with such writes.
     public var writesBypassCache: Bool
+    /// Whether open(2) flags make a write-only handle (`writesBypassCache`).
+    public static func isWriteOnly(_ flags: Int32) -> Bool { flags & O_ACCMODE == O_WRONLY }
+
     public init(handle: HandleID, directIO: Bool = false, keepCache: Bool = false, writesBypassCache: Bool = false) {
         self.handle = handle
         self.directIO = directIO

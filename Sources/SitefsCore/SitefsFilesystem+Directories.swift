@@ -82,8 +82,8 @@ extension SitefsFilesystem {
             return snapshot.complete ? snapshot : nil
         }
         // A folder enumerated to the end is a complete listing: later lookups use it.
-        if let finished, let folder = directory.folder, let fetch = directory.fetch {
-            cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), of: folder, fetch: fetch)
+        if let finished, let fetch = directory.fetch {
+            cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), fetch: fetch)
         }
     }
 

@@ -43,7 +43,7 @@ extension SitefsFilesystem {
         let unchanged = copy.baseVersion == item.version
         copy.condition.unlock()
         return OpenReply(handle: handles.add(.local(copy, writable: writing)), keepCache: keepCache && unchanged,
-                         writesBypassCache: flags & O_ACCMODE == O_WRONLY)
+                         writesBypassCache: OpenReply.isWriteOnly(flags))
     }
 
     /// A new file exists only here until it has been closed and left alone for the settle
@@ -78,7 +78,7 @@ extension SitefsFilesystem {
         copy.condition.unlock()
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
-        return (entry, OpenReply(handle: handles.add(.local(copy, writable: true)), writesBypassCache: flags & O_ACCMODE == O_WRONLY))
+        return (entry, OpenReply(handle: handles.add(.local(copy, writable: true)), writesBypassCache: OpenReply.isWriteOnly(flags)))
     }
 
     /// The shared local copy of a file, created (downloaded, or empty when truncating) by

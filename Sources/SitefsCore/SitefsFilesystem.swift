@@ -147,8 +147,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     private func fetchListing(of folder: ItemIdentifier?, key: ItemIdentifier) throws(Errno) -> ItemCache.Listing {
         // Changes to the folder while its pages arrive are applied to them (ItemCache.ListingFetch).
         let fetch = folder.map { cache.beginListing(of: $0) }
-        var stored = false
-        defer { if let fetch, !stored { cache.abandon(fetch) } }
+        defer { if let fetch { cache.abandon(fetch) } }  // a no-op once stored
         var names: [String] = []
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?
@@ -166,8 +165,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             cache.storeListing(listing, of: key)
             return listing
         }
-        stored = true
-        return cache.storeListing(listing, of: key, fetch: fetch)
+        return cache.storeListing(listing, fetch: fetch)
     }
 
     /// The pages of a folder's listing (or of the sites), each next one fetched ahead.

@@ -157,7 +157,7 @@ public final class ItemCache: Sendable {
     }
 
     /// Starts noting changes to `folder`'s entries for a listing about to be fetched; end it
-    /// with `storeListing(_:of:fetch:)` or `abandon(_:)`.
+    /// with `storeListing(_:fetch:)` or `abandon(_:)`.
     public func beginListing(of folder: ItemIdentifier) -> ListingFetch {
         state.withLock { state in
             state.nextFetch += 1
@@ -171,11 +171,12 @@ public final class ItemCache: Sendable {
         _ = state.withLock { $0.endFetch(fetch) }
     }
 
-    /// Stores a listing fetched from the server, with what changed in the folder since
-    /// `fetch` began applied to it, and returns what was stored (the fetched listing as it
-    /// is when a `forgetListing` meanwhile leaves it unstored).
+    /// Stores a listing of `fetch.folder` fetched from the server, with what changed in the
+    /// folder since `fetch` began applied to it, and returns what was stored (the fetched
+    /// listing as it is when a `forgetListing` meanwhile leaves it unstored).
     @discardableResult
-    public func storeListing(_ fetched: Listing, of folder: ItemIdentifier, fetch: ListingFetch) -> Listing {
+    public func storeListing(_ fetched: Listing, fetch: ListingFetch) -> Listing {
+        let folder = fetch.folder
         var listing = fetched
         let forgotten = state.withLock { state -> Bool in
             guard let pending = state.endFetch(fetch) else { return true }

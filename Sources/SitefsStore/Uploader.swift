@@ -26,7 +26,7 @@ public final class Uploader: @unchecked Sendable {
     let userName: String
     let settleDelay: Duration
     let journal: UploadJournal
-    /// Snapshots done with are deleted through it, never under `condition`'s lock.
+    /// Snapshots done with are deleted through it: large ones off `condition`'s lock.
     let unlinker: BackgroundUnlinker
     private let onOutcome: @Sendable (Outcome) -> Void
     /// Set once by the filesystem before any rename is queued.

@@ -229,7 +229,7 @@ final class InMemoryFilesystem: FilesystemOperations {
             }
             state.counters.opens += 1
             // As the sitefs core does: a write-only handle's writes may skip the page cache.
-            return OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: flags & O_ACCMODE == O_WRONLY)
+            return OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: OpenReply.isWriteOnly(flags))
         }
     }
 
@@ -243,7 +243,7 @@ final class InMemoryFilesystem: FilesystemOperations {
             state.lookups[inode, default: 0] += 1
             state.counters.opens += 1
             return (Self.entry(state.nodes[inode]!, timeout),
-                    OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: flags & O_ACCMODE == O_WRONLY))
+                    OpenReply(handle: Self.newFileHandle(&state, inode), writesBypassCache: OpenReply.isWriteOnly(flags)))
         }
     }
 
