@@ -40,18 +40,29 @@ final class ChangeFeedPoller: @unchecked Sendable {
 
     private func run() {
         while !sleep() {
-            guard let filesystem else { return }
-            do {
-                var batch: ChangeBatch
-                repeat {
-                    batch = try filesystem.backend.changes(since: token)
-                    if token != nil { apply(batch.changes, to: filesystem) }
-                    token = batch.next
-                    filesystem.metadata.setValue(batch.next.rawValue, for: Self.cursorKey)
-                } while batch.hasMore
-            } catch {
-                filesystem.logger.debug("change feed: \(error)")
-            }
+            pollOnce()
+        }
+    }
+
+    /// One round: every batch the feed has now, applied. Called by the poller's thread, or by
+    /// a test that never started it.
+    func pollOnce() {
+        guard let filesystem else { return }
+        do {
+            var batch: ChangeBatch
+            repeat {
+                // Registered before it is sent: a batch asked for before this mount changed an
+                // item (deleted, renamed, saved it) describes the item as it was, and must not
+                // undo that change when it is applied (see ServerRead).
+                let read = filesystem.cache.beginRead()
+                defer { filesystem.cache.endRead(read) }
+                batch = try filesystem.backend.changes(since: token)
+                if token != nil { apply(batch.changes, asOf: read, to: filesystem) }
+                token = batch.next
+                filesystem.metadata.setValue(batch.next.rawValue, for: Self.cursorKey)
+            } while batch.hasMore
+        } catch {
+            filesystem.logger.debug("change feed: \(error)")
         }
     }
 
@@ -67,45 +78,87 @@ final class ChangeFeedPoller: @unchecked Sendable {
         return stopped
     }
 
-    private func apply(_ changes: [ChangeBatch.Change], to filesystem: SitefsFilesystem) {
+    /// Kernel caches to drop once a batch is applied.
+    private struct Invalidations {
         var entries: [(InodeNumber, String)] = []
         var inodes: [(InodeNumber, Bool)] = []
-        let cache = filesystem.cache
-        let table = filesystem.inodes
+    }
+
+    private func apply(_ changes: [ChangeBatch.Change], asOf read: ServerRead, to filesystem: SitefsFilesystem) {
+        var invalidations = Invalidations()
+        var overtaken: [ItemIdentifier] = []
         for change in changes {
             switch change {
             case .updated(let serverItem):
-                let item = filesystem.namespace.view(serverItem)  // renames not sent yet still show
-                let previous = cache.item(item.identifier)
-                // A new file of that name is being created here: this is that create (its
-                // outcome brings the item in) or a file it will not overwrite (see
-                // LocalNamespace.complete). Listing it now would show the name twice.
-                if previous == nil, let parent = item.parent, filesystem.namespace.created(named: item.name, in: parent) != nil {
-                    continue
-                }
-                // A report older than our own upload's answer (the feed lags): the version it
-                // names is the one that upload replaced. Opening the file would fetch it.
-                if let previous, previous.version != item.version,
-                   filesystem.uploader.replacedByOwnUpload(item.version, of: item.identifier) {
-                    continue
-                }
-                if let moved = cache.upsert(item), let parent = table.existingInode(for: moved.parent) {
-                    entries.append((parent, moved.name))
-                }
-                if previous == nil, let parent = item.parent.flatMap(table.existingInode(for:)) {
-                    entries.append((parent, item.name))  // a negative entry may be cached
-                }
-                if let inode = table.existingInode(for: item.identifier), previous != item {
-                    inodes.append((inode, previous?.version != item.version))
+                if !apply(serverItem, asOf: read, to: filesystem, invalidating: &invalidations) {
+                    overtaken.append(serverItem.identifier)
                 }
             case .deleted(let identifier):
-                if let gone = cache.remove(identifier), let parent = table.existingInode(for: gone.parent) {
-                    entries.append((parent, gone.name))
+                // Final whenever it was asked for: a server id is never used again.
+                if let gone = filesystem.cache.remove(identifier), let parent = filesystem.inodes.existingInode(for: gone.parent) {
+                    invalidations.entries.append((parent, gone.name))
                 }
             }
         }
+        refresh(overtaken, in: filesystem, invalidating: &invalidations)
         guard let invalidator = filesystem.invalidator.withLock({ $0 }) else { return }
-        for (parent, name) in entries { invalidator.invalidateEntry(parent: parent, name: FileName(name)) }
-        for (inode, contentChanged) in inodes { invalidator.invalidateInode(inode, offset: contentChanged ? 0 : -1, length: 0) }
+        for (parent, name) in invalidations.entries { invalidator.invalidateEntry(parent: parent, name: FileName(name)) }
+        for (inode, contentChanged) in invalidations.inodes {
+            invalidator.invalidateInode(inode, offset: contentChanged ? 0 : -1, length: 0)
+        }
+    }
+
+    /// Reports overtaken by a change made here are older than the cache, or describe the
+    /// item after that change, and perhaps after someone else's later one too: the items
+    /// still known (not deleted here) are asked for again, once, so the latter is not missed.
+    /// At most one request per item of the batch.
+    private func refresh(_ overtaken: [ItemIdentifier], in filesystem: SitefsFilesystem, invalidating invalidations: inout Invalidations) {
+        for identifier in Set(overtaken) where filesystem.cache.item(identifier) != nil {
+            let read = filesystem.cache.beginRead()
+            defer { filesystem.cache.endRead(read) }
+            do throws(ProviderError) {
+                let item = try filesystem.backend.item(identifier)
+                _ = apply(item, asOf: read, to: filesystem, invalidating: &invalidations)
+            } catch .notFound {
+                if let gone = filesystem.cache.remove(identifier), let parent = filesystem.inodes.existingInode(for: gone.parent) {
+                    invalidations.entries.append((parent, gone.name))
+                }
+            } catch {
+                filesystem.logger.debug("change feed: refreshing \(identifier): \(error)")
+            }
+        }
+    }
+
+    /// Applies one reported item; false when the report was overtaken by a change made here
+    /// after `read` began (and so not applied).
+    private func apply(_ serverItem: ProviderItem, asOf read: ServerRead, to filesystem: SitefsFilesystem,
+                       invalidating invalidations: inout Invalidations) -> Bool {
+        let cache = filesystem.cache
+        let table = filesystem.inodes
+        let item = filesystem.namespace.view(serverItem)  // renames not sent yet still show
+        let known = cache.item(item.identifier)
+        // A new file of that name is being created here: this is that create (its outcome
+        // brings the item in) or a file it will not overwrite (see LocalNamespace.complete).
+        // Listing it now would show the name twice.
+        if known == nil, let parent = item.parent, filesystem.namespace.created(named: item.name, in: parent) != nil {
+            return true
+        }
+        // A report older than our own upload's answer (the feed lags): the version it names
+        // is the one that upload replaced. Opening the file would fetch it.
+        if let known, known.version != item.version,
+           filesystem.uploader.replacedByOwnUpload(item.version, of: item.identifier) {
+            return true
+        }
+        guard case .stored(let previous, let moved) = cache.upsert(item, asOf: read) else { return false }
+        if let moved, let parent = table.existingInode(for: moved.parent) {
+            invalidations.entries.append((parent, moved.name))
+        }
+        if previous == nil, let parent = item.parent.flatMap(table.existingInode(for:)) {
+            invalidations.entries.append((parent, item.name))  // a negative entry may be cached
+        }
+        if let inode = table.existingInode(for: item.identifier), previous != item {
+            invalidations.inodes.append((inode, previous?.version != item.version))
+        }
+        return true
     }
 }

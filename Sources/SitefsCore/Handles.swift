@@ -20,10 +20,10 @@ final class DirectoryHandle: Sendable {
     /// Where the pages not in the snapshot yet come from.
     let pages: PageReadAhead
     /// For a folder enumerated from the server: its pages become the cached listing once
-    /// complete, with the folder's changes meanwhile applied (ItemCache.ListingFetch).
-    let fetch: ItemCache.ListingFetch?
+    /// complete, with the folder's changes meanwhile applied (ServerRead).
+    let fetch: ServerRead?
 
-    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead, fetch: ItemCache.ListingFetch?) {
+    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead, fetch: ServerRead?) {
         self.folder = folder
         self.snapshot = Mutex(snapshot)
         self.pages = pages

@@ -88,6 +88,6 @@ extension SitefsFilesystem {
     }
 
     public func releaseDirectory(_ inode: InodeNumber, handle: HandleID) {
-        if let fetch = handles.removeDirectory(handle)?.fetch { cache.abandon(fetch) }  // a no-op once stored
+        if let fetch = handles.removeDirectory(handle)?.fetch { cache.endRead(fetch) }  // a no-op once stored
     }
 }

@@ -370,14 +370,16 @@ extension SitefsFilesystem {
         let job = outcome.job
         switch outcome {
         case .uploaded(_, let item):
-            cache.upsert(namespace.view(item))
+            // Not for a file deleted here while its upload was on its way: that answer would
+            // bring the deleted name back into its folder's listing.
+            cache.upsertIfKnown(namespace.view(item))
             if let copy = copies.withLock({ $0[job.identifier] }) {
                 copy.condition.lock()
                 if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
         case .conflicted(_, let original, let conflictCopy):
-            if let original { cache.upsert(namespace.view(original)) }
+            if let original { cache.upsertIfKnown(namespace.view(original)) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
         case .recreated(_, let item), .created(_, let item):
@@ -466,7 +468,7 @@ extension SitefsFilesystem {
         }
         do {
             let updated = try backend.update(item.identifier, ItemChanges(modified: timestamp), baseVersion: nil)
-            cache.upsert(updated)
+            cache.upsertIfKnown(namespace.view(updated))  // not if deleted here meanwhile
             return updated
         } catch {
             throw handle(error, "set mtime of \(item.name)", dropping: item.identifier)

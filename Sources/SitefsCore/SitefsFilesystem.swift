@@ -38,7 +38,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     private(set) var uploader: Uploader!
     let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
     let startedAt = AttributeMapping.timespec(.now())
-    var poller: ChangeFeedPoller?
+    /// Started once the mount is live (`mounted`).
+    private(set) var poller: ChangeFeedPoller!
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?
 
@@ -62,6 +63,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         content.removeLeftovers(keeping: uploader.stagedPaths)
         restorePendingNamespace()
         uploader.start(parallelism: uploadParallelism)
+        poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
     }
 
     /// After a restart: files created and renames made before it, still in the journal, are
@@ -118,10 +120,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             return item
         }
         if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
+        let read = cache.beginRead()
+        defer { cache.endRead(read) }
+        let item: ProviderItem
         do throws(ProviderError) {
-            let item = namespace.view(try backend.item(identifier))
-            cache.upsert(item)
-            return item
+            item = namespace.view(try backend.item(identifier))
         } catch where error.isTransient {
             // Offline: what we knew is better than an error for browsing.
             if let known = cache.item(identifier) { return known }
@@ -129,6 +132,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         } catch {
             throw handle(error, "stat \(identifier)", dropping: identifier)
         }
+        guard case .stale = cache.upsert(item, asOf: read) else { return item }
+        // Changed here while the request was on its way (deleted, renamed, saved): what the
+        // cache holds now is newer than the answer.
+        guard let newer = cache.item(identifier) else { throw .noSuchFileOrDirectory }
+        return newer
     }
 
     /// The full listing of a folder (or of the root: the sites), from cache or the server.
@@ -145,9 +153,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     }
 
     private func fetchListing(of folder: ItemIdentifier?, key: ItemIdentifier) throws(Errno) -> ItemCache.Listing {
-        // Changes to the folder while its pages arrive are applied to them (ItemCache.ListingFetch).
+        // Changes to the folder while its pages arrive are applied to them (ServerRead).
         let fetch = folder.map { cache.beginListing(of: $0) }
-        defer { if let fetch { cache.abandon(fetch) } }  // a no-op once stored
+        defer { if let fetch { cache.endRead(fetch) } }  // a no-op once stored
         var names: [String] = []
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?
@@ -175,8 +183,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// One server page of a folder (or of the sites), its items stored in the cache.
     func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> FetchedPage {
+        let read = cache.beginRead()
+        defer { cache.endRead(read) }
         do throws(ProviderError) {
-            let requested = ContinuousClock.now
             let page: Page
             if let folder {
                 page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
@@ -184,7 +193,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                 page = try backend.sites(after: token, limit: configuration.pageSize)
             }
             let items = namespace.view(page: page.items, of: folder)
-            cache.store(items, requestedAt: requested)
+            cache.store(items, asOf: read)
             return (items.map(\.name), items.map(\.identifier), page.next)
         } catch {
             throw handle(error, "list \(folder?.description ?? "sites")", dropping: folder)
@@ -255,10 +264,14 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     public func mounted(invalidator: any KernelCacheInvalidator) {
         self.invalidator.withLock { $0 = invalidator }
-        let poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
-        self.poller = poller
         poller.start()
         onMounted?()
+    }
+
+    /// One round of the change feed, now, on the calling thread: for tests that drive the
+    /// core without mounting it (the poller's thread is not running then).
+    public func pollChangeFeedOnce() {
+        poller.pollOnce()
     }
 
     public func unmounting() {

@@ -41,58 +41,11 @@ public final class ItemCache: Sendable {
         }
     }
 
-    /// A folder listing on its way from the server (`beginListing`). Its pages are a
-    /// snapshot of when each was served, so what the cache learns of the folder's entries
-    /// meanwhile (a create confirmed, a file renamed or deleted here, a change-feed report)
-    /// is noted and applied on top when the listing is stored, and a page's items do not
-    /// overwrite what changed after the page was asked for (`store(_:requestedAt:)`).
-    /// Without this, a listing fetched across a new file's create was stored without the
-    /// file: the soak's next save of it made a second file of that name, and the edit went to
-    /// a conflict copy.
-    public struct ListingFetch: Sendable {
-        fileprivate let id: Int
-        public let folder: ItemIdentifier
-    }
-
-    private struct PendingFetch {
-        let folder: ItemIdentifier
-        /// Items whose entry in `folder` may have changed since the fetch began.
-        var touched: Set<ItemIdentifier> = []
-        /// `forgetListing` ran meanwhile: an operation's outcome is unknown, so what this
-        /// fetch brings is not stored.
-        var forgotten = false
-    }
-
     private struct State {
         var items: [ItemIdentifier: Cached] = [:]
         var listings: [ItemIdentifier: Listing] = [:]
-        var fetches: [Int: PendingFetch] = [:]
-        var nextFetch = 0
-        /// While any fetch is pending: when each item last changed here, so a page asked for
-        /// before that does not bring its old state back. Emptied when the last fetch ends.
-        var changedAt: [ItemIdentifier: ContinuousClock.Instant] = [:]
-
-        /// Notes that `identifier` changed here (any of its metadata), for pages asked for
-        /// before now.
-        mutating func noteChange(of identifier: ItemIdentifier) {
-            if !fetches.isEmpty { changedAt[identifier] = .now }
-        }
-
-        /// Notes a change of `identifier`'s entry in these folders (added, renamed, moved or
-        /// removed; all folders being fetched when `folders` is nil) for the fetches of them.
-        mutating func touch(_ identifier: ItemIdentifier, in folders: [ItemIdentifier?]?) {
-            guard !fetches.isEmpty else { return }
-            noteChange(of: identifier)
-            for key in fetches.keys where folders?.contains(fetches[key]!.folder) ?? true {
-                fetches[key]!.touched.insert(identifier)
-            }
-        }
-
-        mutating func endFetch(_ fetch: ListingFetch) -> PendingFetch? {
-            let pending = fetches.removeValue(forKey: fetch.id)
-            if fetches.isEmpty { changedAt.removeAll() }
-            return pending
-        }
+        /// Server reads on their way, and what changed here since each began.
+        var reads = ServerReadLedger()
     }
 
     private let state = Mutex(State())
@@ -133,19 +86,15 @@ public final class ItemCache: Sendable {
         }
     }
 
-    /// Stores items a server page brought. With `requestedAt` (when the page was asked for),
-    /// an item that changed here since then keeps its newer state (see ListingFetch).
-    public func store(_ items: [ProviderItem], requestedAt: ContinuousClock.Instant? = nil) {
+    /// Stores items a server page brought. With `read` (the page's request, still pending), an
+    /// item that changed here since the read began keeps its newer state.
+    public func store(_ items: [ProviderItem], asOf read: ServerRead? = nil) {
         let now = ContinuousClock.now
-        let stored = state.withLock { state in
-            let current = items.filter { item in
-                guard let requestedAt, let changed = state.changedAt[item.identifier] else { return true }
-                return changed < requestedAt
-            }
+        state.withLock { state in
+            let current = items.filter { item in read.map { !state.reads.changedSince($0, item.identifier) } ?? true }
             for item in current { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
-            return current
+            persistence?.save(current.filter { !$0.identifier.isLocal })
         }
-        persistence?.save(stored.filter { !$0.identifier.isLocal })
     }
 
     /// A listing still within `maxAge` (or any age, for browsing while offline).
@@ -156,30 +105,36 @@ public final class ItemCache: Sendable {
         }
     }
 
-    /// Starts noting changes to `folder`'s entries for a listing about to be fetched; end it
-    /// with `storeListing(_:fetch:)` or `abandon(_:)`.
-    public func beginListing(of folder: ItemIdentifier) -> ListingFetch {
-        state.withLock { state in
-            state.nextFetch += 1
-            state.fetches[state.nextFetch] = PendingFetch(folder: folder)
-            return ListingFetch(id: state.nextFetch, folder: folder)
-        }
+    /// Registers a request for server state about to be sent (an item, a page, a change-feed
+    /// batch); pass it to `store` or `upsert` with the answer, then end it with `endRead`.
+    public func beginRead() -> ServerRead {
+        state.withLock { $0.reads.begin(listing: nil) }
     }
 
-    /// A fetch that will not be stored (it failed, or its directory was closed early).
-    public func abandon(_ fetch: ListingFetch) {
-        _ = state.withLock { $0.endFetch(fetch) }
+    /// Registers a whole listing of `folder` about to be fetched, so what changes in the
+    /// folder while its pages arrive is applied to them; end it with
+    /// `storeListing(_:fetch:)` or `endRead`. Without this, a listing fetched across a new
+    /// file's create was stored without the file: the soak's next save of it made a second
+    /// file of that name, and the edit went to a conflict copy.
+    public func beginListing(of folder: ItemIdentifier) -> ServerRead {
+        state.withLock { $0.reads.begin(listing: folder) }
+    }
+
+    /// Ends a read whose answer was used (or that failed, or whose directory was closed
+    /// early). A no-op for a listing already stored.
+    public func endRead(_ read: ServerRead) {
+        _ = state.withLock { $0.reads.end(read) }
     }
 
     /// Stores a listing of `fetch.folder` fetched from the server, with what changed in the
     /// folder since `fetch` began applied to it, and returns what was stored (the fetched
     /// listing as it is when a `forgetListing` meanwhile leaves it unstored).
     @discardableResult
-    public func storeListing(_ fetched: Listing, fetch: ListingFetch) -> Listing {
-        let folder = fetch.folder
+    public func storeListing(_ fetched: Listing, fetch: ServerRead) -> Listing {
+        guard let folder = fetch.folder else { preconditionFailure("storeListing(_:fetch:) takes a listing fetch") }
         var listing = fetched
         let forgotten = state.withLock { state -> Bool in
-            guard let pending = state.endFetch(fetch) else { return true }
+            guard let pending = state.reads.end(fetch) else { return true }
             for identifier in pending.touched {
                 let current = state.items[identifier]?.item
                 let index = listing.identifiers.firstIndex(of: identifier)
@@ -216,65 +171,103 @@ public final class ItemCache: Sendable {
     /// on the server is unknown (the answer was lost): the next lookup asks the server.
     public func forgetListing(of folder: ItemIdentifier) {
         state.withLock { state in
-            for key in state.fetches.keys where state.fetches[key]!.folder == folder { state.fetches[key]!.forgotten = true }
+            state.reads.forgetListings(of: folder)
             guard let listing = state.listings.removeValue(forKey: folder) else { return }
             for identifier in listing.identifiers {
                 state.items[identifier] = nil
-                state.noteChange(of: identifier)  // a page in flight must not bring it back as fresh
+                state.reads.noteChange(of: identifier)  // a page in flight must not bring it back as fresh
             }
         }
         persistence?.forgetListing(of: folder)
     }
 
-    /// A new or changed item: metadata stored, and its entry put in (or moved to) the
-    /// listing of its current parent when that listing is cached. Returns where it was
-    /// listed before, if that differs (for kernel invalidation).
+    /// Where an item was listed before an upsert moved or renamed it (for kernel invalidation).
+    public typealias FormerEntry = (parent: ItemIdentifier, name: String)
+
+    /// What `upsert(_:asOf:)` did with a server report.
+    public enum ReportOutcome {
+        /// Stored; `formerEntry` as for `upsert(_:)`.
+        case stored(previous: ProviderItem?, formerEntry: FormerEntry?)
+        /// Older than a change made here since its read began (the item was deleted, renamed
+        /// or saved meanwhile): not stored.
+        case stale
+    }
+
+    /// A new or changed item this mount made or was answered with for its own operation:
+    /// metadata stored, and its entry put in (or moved to) the listing of its current parent
+    /// when that listing is cached. Returns where it was listed before, if that differs (for
+    /// kernel invalidation).
     @discardableResult
-    public func upsert(_ item: ProviderItem) -> (parent: ItemIdentifier, name: String)? {
-        let now = ContinuousClock.now
+    public func upsert(_ item: ProviderItem) -> FormerEntry? {
+        state.withLock { upsert(item, in: &$0) }
+    }
+
+    /// An item as a server read reported it (a change-feed batch, an item fetched): stored
+    /// unless the item changed here after `read` began. Call while `read` is pending.
+    public func upsert(_ item: ProviderItem, asOf read: ServerRead) -> ReportOutcome {
+        state.withLock { state in
+            if state.reads.changedSince(read, item.identifier) { return .stale }
+            let previous = state.items[item.identifier]?.item
+            return .stored(previous: previous, formerEntry: upsert(item, in: &state))
+        }
+    }
+
+    /// A server's answer to an operation on an item already known here (an upload, a
+    /// rename, a time set): stored only while the cache still knows the item. An item removed
+    /// meanwhile (deleted here while the upload was on its way) stays removed, and one
+    /// forgotten (an outcome unknown) is asked of the server on its next use anyway.
+    /// Returns true when stored.
+    @discardableResult
+    public func upsertIfKnown(_ item: ProviderItem) -> Bool {
+        state.withLock { state in
+            guard state.items[item.identifier] != nil else { return false }
+            upsert(item, in: &state)
+            return true
+        }
+    }
+
+    private func upsert(_ item: ProviderItem, in state: inout State) -> FormerEntry? {
         let persistence = item.identifier.isLocal ? nil : self.persistence
         persistence?.save([item])
-        return state.withLock { state in
-            let previous = state.items[item.identifier]?.item
-            state.items[item.identifier] = Cached(item: item, fetchedAt: now)
-            if previous?.parent != item.parent || previous?.name != item.name {
-                state.touch(item.identifier, in: [previous?.parent, item.parent])
-            } else {
-                state.noteChange(of: item.identifier)  // e.g. an upload's new version and size
-            }
-            var old: (ItemIdentifier, String)?
-            if let previous, let previousParent = previous.parent,
-               previousParent != item.parent || previous.name != item.name {
-                old = (previousParent, previous.name)
-                if previousParent != item.parent { removeEntry(item.identifier, from: previousParent, in: &state) }
-            }
-            if let parent = item.parent, var listing = state.listings[parent] {
-                if let index = listing.identifiers.firstIndex(of: item.identifier) {
-                    if listing.names[index] != item.name {
-                        listing.names[index] = item.name  // a rename keeps its place, as on the server
-                        persistence?.renameEntry(item.identifier, to: item.name, in: parent)
-                    }
-                } else {
-                    listing.names.append(item.name)
-                    listing.identifiers.append(item.identifier)
-                    persistence?.appendEntry(item.identifier, named: item.name, to: parent)
-                }
-                state.listings[parent] = listing
-            }
-            return old
+        let previous = state.items[item.identifier]?.item
+        state.items[item.identifier] = Cached(item: item, fetchedAt: .now)
+        if previous?.parent != item.parent || previous?.name != item.name {
+            state.reads.noteEntryChange(of: item.identifier, in: [previous?.parent, item.parent])
+        } else {
+            state.reads.noteChange(of: item.identifier)  // e.g. an upload's new version and size
         }
+        var old: FormerEntry?
+        if let previous, let previousParent = previous.parent,
+           previousParent != item.parent || previous.name != item.name {
+            old = (previousParent, previous.name)
+            if previousParent != item.parent { removeEntry(item.identifier, from: previousParent, in: &state) }
+        }
+        if let parent = item.parent, var listing = state.listings[parent] {
+            if let index = listing.identifiers.firstIndex(of: item.identifier) {
+                if listing.names[index] != item.name {
+                    listing.names[index] = item.name  // a rename keeps its place, as on the server
+                    persistence?.renameEntry(item.identifier, to: item.name, in: parent)
+                }
+            } else {
+                listing.names.append(item.name)
+                listing.identifiers.append(item.identifier)
+                persistence?.appendEntry(item.identifier, named: item.name, to: parent)
+            }
+            state.listings[parent] = listing
+        }
+        return old
     }
 
     /// Forgets an item (deleted on the server), its listing, and its entry in its parent.
     /// Returns where it was listed.
     @discardableResult
-    public func remove(_ identifier: ItemIdentifier) -> (parent: ItemIdentifier, name: String)? {
-        persistence?.remove(identifier)
-        return state.withLock { state in
+    public func remove(_ identifier: ItemIdentifier) -> FormerEntry? {
+        state.withLock { state in
+            persistence?.remove(identifier)
             let previous = state.items.removeValue(forKey: identifier)?.item
             state.listings[identifier] = nil
             // Without its metadata its folder is unknown: any listing being fetched may hold it.
-            state.touch(identifier, in: previous?.parent.map { [$0] })
+            state.reads.noteEntryChange(of: identifier, in: previous?.parent.map { [$0] })
             guard let parent = previous?.parent else { return nil }
             removeEntry(identifier, from: parent, in: &state)
             return (parent, previous!.name)
@@ -291,4 +284,7 @@ public final class ItemCache: Sendable {
 
     /// Number of items known (memory accounting).
     public var itemCount: Int { state.withLock { $0.items.count } }
+
+    /// Number of changes remembered for pending server reads (tests: it must drain).
+    public var rememberedChanges: Int { state.withLock { $0.reads.rememberedChanges } }
 }

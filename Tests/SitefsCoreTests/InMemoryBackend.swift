@@ -40,9 +40,13 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         var holdDeletes = false
         /// Listing calls after this many fail as unreachable (until cleared).
         var listingsBeforeFailing: Int?
-        /// Runs once, in the next listing call, after its page is taken and before it is
-        /// answered: what happens on the server while that page is on its way.
-        var duringNextListing: (@Sendable () -> Void)?
+        /// Actions run once, in the next call of that name (`children`, `changes`, `item`,
+        /// `modifyContent`), after its answer is decided and before it is given: what happens
+        /// here and on the server while that answer is on its way.
+        var meanwhile: [String: @Sendable () -> Void] = [:]
+        /// The same, run before the answer is decided: what happens between the request's
+        /// start and the server's handling of it.
+        var beforeAnswer: [String: @Sendable () -> Void] = [:]
     }
 
     let state = Mutex(State())
@@ -52,7 +56,16 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
     func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
     /// Runs `action` in the next listing call, after its page is taken, before it is answered.
-    func duringNextListing(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.duringNextListing = action } }
+    func duringNextListing(_ action: @escaping @Sendable () -> Void) { duringNext("children", action) }
+    /// Runs `action` once in the next call named `call`, after its answer is decided and
+    /// before it is given.
+    func duringNext(_ call: String, _ action: @escaping @Sendable () -> Void) { state.withLock { $0.meanwhile[call] = action } }
+    /// Runs `action` once in the next call named `call`, before its answer is decided.
+    func beforeNextAnswer(of call: String, _ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.beforeAnswer[call] = action }
+    }
+    /// Runs what `duringNext` set for `call`, if anything (taken first: it runs once).
+    private func runMeanwhile(_ call: String) { state.withLock { $0.meanwhile.removeValue(forKey: call) }?() }
     /// Makes downloads slow, so concurrent opens overlap.
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes ranged fetches stop after their first half, as a slow network would, until released.
@@ -124,11 +137,33 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     private func call(_ name: String) throws(ProviderError) {
-        let failure = state.withLock { state -> ProviderError? in
+        let (failure, before) = state.withLock { state in
             state.calls[name, default: 0] += 1
-            return state.failure
+            return (state.failure, state.beforeAnswer.removeValue(forKey: name))
         }
+        before?()
         if let failure { throw failure }
+    }
+
+    /// A change someone else makes on the server: new content for a file.
+    func editOnServer(_ identifier: ItemIdentifier, content: [UInt8]) {
+        state.withLock { state in
+            guard var node = state.nodes[identifier] else { return }
+            node.content = content
+            node.item.size = Int64(content.count)
+            node.item.version = UUID().uuidString
+            state.nodes[identifier] = node
+            state.feed.append(.updated(node.item))
+        }
+    }
+
+    /// A change someone else makes on the server: a new name.
+    func renameOnServer(_ identifier: ItemIdentifier, to name: String) {
+        state.withLock { state in
+            guard state.nodes[identifier] != nil else { return }
+            state.nodes[identifier]!.item.name = name
+            state.feed.append(.updated(state.nodes[identifier]!.item))
+        }
     }
 
     private func page(_ items: [Node], after token: PageToken?, limit: Int) -> Page {
@@ -145,25 +180,26 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("children")
-        let (served, meanwhile) = try state.withLock { state throws(ProviderError) -> (Page, (@Sendable () -> Void)?) in
+        let served = try state.withLock { state throws(ProviderError) -> Page in
             if let allowed = state.listingsBeforeFailing {
                 guard allowed > 0 else { throw .unreachable("listing failed on purpose") }
                 state.listingsBeforeFailing = allowed - 1
             }
             guard state.nodes[folder] != nil else { throw .notFound }
-            defer { state.duringNextListing = nil }
-            return (page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit), state.duringNextListing)
+            return page(state.nodes.values.filter { $0.item.parent == folder }, after: token, limit: limit)
         }
-        meanwhile?()
+        runMeanwhile("children")
         return served
     }
 
     func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         try call("item")
-        return try state.withLock { state throws(ProviderError) in
+        let item = try state.withLock { state throws(ProviderError) in
             guard let node = state.nodes[identifier] else { throw .notFound }
             return node.item
         }
+        runMeanwhile("item")
+        return item
     }
 
     func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
@@ -258,6 +294,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             while !state.withLock({ $0.lostAnswersReleased }) { usleep(5_000) }
             throw .unreachable("test: the answer was lost")
         }
+        runMeanwhile("modifyContent")
         return item
     }
 
@@ -313,9 +350,11 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try call("changes")
-        return state.withLock { state in
+        let batch = state.withLock { state in
             let start = token.flatMap { Int($0.rawValue) } ?? state.feed.count
             return ChangeBatch(changes: Array(state.feed[start...]), next: PageToken(String(state.feed.count)), hasMore: false)
         }
+        runMeanwhile("changes")
+        return batch
     }
 }

@@ -34,6 +34,10 @@ struct MountSoakTests {
         // Names touched by an operation that failed visibly: the journal may still complete a
         // save of theirs (a file whose delete failed in transit comes back, as it should).
         var uncertain: Set<String> = []
+        // Names deleted or renamed away since the last daemon kill (a kill may bring one back:
+        // see `strays` below): no listing may show one of them again while the mount runs.
+        var gone: Set<String> = []
+        var listedAgain: [String] = []
         var faults = 0, kills = 0, failedOperations = 0, counter = 0
         // SITEFS_SOAK_TRACE=1 prints every operation and its result, to replay a failure.
         let tracing = environment["SITEFS_SOAK_TRACE"] == "1"
@@ -52,6 +56,7 @@ struct MountSoakTests {
             } else if roll < 20 {
                 fixture.killDaemons()
                 kills += 1
+                gone.removeAll()
                 trace("kill")
                 _ = try fixture.sitefs(["unmount", fixture.mountpoint.path])
                 // The remount's own first request may meet an injected fault: a user retries.
@@ -80,6 +85,7 @@ struct MountSoakTests {
                 let to = "renamed-\(counter).txt"
                 if rename(fixture.path("\(folder)/\(from)"), fixture.path("\(folder)/\(to)")) == 0 {
                     model[to] = model.removeValue(forKey: from)
+                    gone.insert(from)
                     trace("rename \(from) -> \(to)")
                 } else {
                     trace("rename \(from) -> \(to) failed: errno \(errno)")
@@ -92,6 +98,7 @@ struct MountSoakTests {
                 let victim = model.keys.sorted().randomElement(using: &random)!
                 if unlink(fixture.path("\(folder)/\(victim)")) == 0 {
                     model[victim] = nil
+                    gone.insert(victim)
                     trace("delete \(victim)")
                 } else {
                     trace("delete \(victim) failed: errno \(errno)")
@@ -99,6 +106,12 @@ struct MountSoakTests {
                     uncertain.insert(victim)
                     try reconcile(victim, in: folder, fixture: fixture, model: &model)
                 }
+            }
+            // What `ls` shows now (a listing that fails under an injected fault shows nothing).
+            let shown = (try? FileManager.default.contentsOfDirectory(atPath: fixture.path(folder))) ?? []
+            for name in shown where gone.subtracting(uncertain).contains(name) {
+                listedAgain.append("\(name) after op \(counter)")
+                trace("listed again: \(name)")
             }
         }
         proxy.mode = .pass
@@ -136,8 +149,10 @@ struct MountSoakTests {
         }
         print("soak: seed \(seed), \(operations) operations, \(faults) faults injected (\(proxy.faultsInjected) hit), "
               + "\(kills) daemon kills, \(failedOperations) operations failed visibly, \(model.count) files, "
-              + "deleted files back: \(strays.count) \(strays.sorted()), bytes lost: \(bytesLost)")
+              + "deleted files back: \(strays.count) \(strays.sorted()), listed again after delete: \(listedAgain.count), "
+              + "bytes lost: \(bytesLost)")
         #expect(bytesLost == 0)
+        #expect(listedAgain.isEmpty, "deleted or renamed-away names listed again: \(listedAgain.prefix(20)) (seed \(seed))")
     }
 
     /// After an operation failed visibly (a call made on the server at once hit a fault), the

@@ -81,6 +81,14 @@ public final class FaultProxy: @unchecked Sendable {
         core.withLock { core.injections.append((mode, times)) }
     }
 
+    /// Holds back the responses to every request whose target starts with `prefix` for
+    /// `delay` (before each chunk), while the request itself goes to the server at once: the
+    /// server decides its answer, and the client learns it `delay` later. Nil lifts it. Applies
+    /// where no injected fault does.
+    public func delayResponses(toTargetsStartingWith prefix: String, by delay: Duration?) {
+        core.withLock { core.responseDelays[prefix] = delay }
+    }
+
     /// Injected faults not used yet (summed `times`).
     public var pendingInjections: Int { core.withLock { core.injections.reduce(0) { $0 + $1.remaining } } }
     /// TCP connections accepted from clients.
@@ -113,6 +121,8 @@ extension FaultProxy {
 
         var baseMode = FaultProxy.Mode.pass
         var injections: [(mode: FaultProxy.Mode, remaining: Int)] = []
+        /// `delayResponses`: response delays by request-target prefix.
+        var responseDelays: [String: Duration] = [:]
         var connectionsAccepted = 0
         var requestsSeen = 0
         var faultsInjected = 0
@@ -244,13 +254,14 @@ extension FaultProxy {
             }
         }
 
-        /// Counts one request and decides its fate.
-        func takeRequestFault() -> FaultProxy.Mode {
+        /// Counts one request and decides its fate, and how long its response is held back.
+        func takeRequestFault(target: String) -> (FaultProxy.Mode, responseDelay: Duration) {
             withLock {
                 requestsSeen += 1
                 let mode = nextMode(consume: true)
                 if case .pass = mode {} else { faultsInjected += 1 }
-                return mode
+                let delay = responseDelays.first { target.hasPrefix($0.key) }?.value ?? .zero
+                return (mode, delay)
             }
         }
     }
@@ -338,7 +349,7 @@ extension FaultProxy {
 
         /// A new request head: decide its fault and start acting on it.
         private func begin(_ head: RequestFramer.Head) -> Bool {
-            let mode = core.takeRequestFault()
+            let (mode, heldBack) = core.takeRequestFault(target: head.target)
             switch mode {
             case .pass, .delay, .resetAfter:
                 var delay = Duration.zero
@@ -346,7 +357,7 @@ extension FaultProxy {
                 if case .delay(let value) = mode { delay = value }
                 if case .resetAfter(let bytes) = mode { budget = max(0, bytes) }
                 lock.withLock {
-                    responseDelay = delay
+                    responseDelay = max(delay, heldBack)
                     resetBudget = budget
                 }
                 disposition = .forward(delay: delay)
@@ -524,6 +535,8 @@ extension FaultProxy {
         struct Head {
             let bytes: [UInt8]
             let method: String
+            /// The request target: path and query.
+            let target: String
             let chunked: Bool
             let contentLength: Int
             let expectsContinue: Bool
@@ -647,7 +660,7 @@ extension FaultProxy {
                 default: break
                 }
             }
-            return Head(bytes: bytes, method: String(requestLine[0]), chunked: chunked,
+            return Head(bytes: bytes, method: String(requestLine[0]), target: String(requestLine[1]), chunked: chunked,
                         contentLength: contentLength, expectsContinue: expectsContinue)
         }
     }
