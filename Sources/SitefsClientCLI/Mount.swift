@@ -54,6 +54,7 @@ struct Mount: ParsableCommand {
             throw UserFacingError("mount point \(target) is not an existing folder")
         }
         guard !MountTable.isMountPoint(target) else { throw UserFacingError("mount point \(target) is busy: something is mounted there") }
+        try MountPreflight.check(mountpoint: target, allowOther: allowOther)
         let cache = cacheDirectory ?? Self.defaultCacheDirectory(server: server, user: credentials.user, mountpoint: target)
         if daemonChild || foreground {
             try MountDaemon(options: self, server: server, mountpoint: target, cacheDirectory: cache).run()

@@ -26,9 +26,14 @@ struct MountDaemon {
 
     private func mountAndServe() throws {
         if options.daemonChild { setsid() }  // leave the terminal's session: Ctrl-C there is not for us
+        // The cache (item names, contents, the journal) and the log are the user's alone,
+        // whatever the umask, and whatever an existing cache folder was left with.
+        umask(0o077)
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        if let logFile = options.logFile { try redirectStandardError(to: logFile) }
+        chmod(cacheDirectory, 0o700)
+        var logStart: off_t = 0
+        if let logFile = options.logFile { logStart = try redirectStandardError(to: logFile) }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "sitefs")
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
@@ -60,7 +65,9 @@ struct MountDaemon {
         do {
             try session.run()
         } catch {
-            throw UserFacingError("\(error)")
+            // fusermount3 (a user's mount) says why on stderr, which is the log file here.
+            let reasons = options.logFile.map { Self.fusermountMessages(in: $0, from: logStart) } ?? []
+            throw UserFacingError(([String(describing: error)] + reasons).joined(separator: ": "))
         }
         logger.info("unmounted \(mountpoint)")
         let pending = filesystem.uploadStatus.pending
@@ -100,11 +107,27 @@ struct MountDaemon {
         }
     }
 
-    private func redirectStandardError(to path: String) throws {
+    /// Sends stderr to the log file (private, even if it existed with a looser mode) and
+    /// returns where this run's part of it starts.
+    private func redirectStandardError(to path: String) throws -> off_t {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw UserFacingError("cannot open log file \(path): \(String(cString: strerror(errno)))") }
+        fchmod(descriptor, 0o600)
+        let start = lseek(descriptor, 0, SEEK_END)
         dup2(descriptor, STDERR_FILENO)
         close(descriptor)
+        return max(start, 0)
+    }
+
+    /// What fusermount3 wrote to the log since `offset` (its refusals name the cause:
+    /// `user_allow_other`, the mount point's permissions). At most 4 KiB are read.
+    static func fusermountMessages(in path: String, from offset: off_t) -> [String] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.read(upToCount: 4096) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("fusermount") }
+            .map { String($0) }
     }
 }
 

@@ -17,16 +17,28 @@ extension SitefsFilesystem {
     /// Short, so the request is never long in the daemon and `sitefs sync` redraws its
     /// progress a few times a second.
     static let settledStatusWait = Duration.milliseconds(250)
-    /// Setting it on the mount root re-queues failed uploads (`sitefs retry`).
+    /// Reading it on the mount root re-queues failed uploads, then answers the status
+    /// (`sitefs retry`).
+    ///
+    /// The daemon's controls are attributes it answers on *read*: the kernel lets a process
+    /// set a `user.` attribute only on an inode it may write, and the mount root is 0555, so
+    /// as anyone but root `setxattr` failed with EACCES before the request reached the daemon
+    /// (issue 16). Reading needs only read access, which the mount's owner has; the daemon
+    /// answers nobody else (`checkController`).
+    static let retryControl = "user.sitefs.control.retry"
+    /// Reading it on the mount root sends what waits out the settle delay now, then answers
+    /// the status (`sitefs sync`).
+    static let syncControl = "user.sitefs.control.sync"
+    /// The same controls as set-attributes, as clients before the read-controls sent them
+    /// (they work for root only).
     static let retryAttribute = "user.sitefs.retry"
-    /// Setting it on the mount root sends what waits out the settle delay now (`sitefs sync`).
     static let syncAttribute = "user.sitefs.sync"
 
     /// The one namespace of extended attributes this filesystem has.
     static let userNamespace = "user."
 
     /// The read-only ones on the mount root.
-    static let rootAttributes = [statusAttribute, settledStatusAttribute]
+    static let rootAttributes = [statusAttribute, settledStatusAttribute, syncControl, retryControl]
 
     /// Per item, in the order `listxattr` gives them.
     static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
@@ -42,13 +54,20 @@ extension SitefsFilesystem {
         if inode == .root {
             switch name {
             case Self.statusAttribute:
-                return Array(statusJSON().utf8)
+                try checkController(context)
             case Self.settledStatusAttribute:
+                try checkController(context)
                 _ = uploader.waitUntilIdle(timeout: Self.settledStatusWait)
-                return Array(statusJSON().utf8)
+            case Self.syncControl:
+                try checkController(context)
+                uploader.expedite()
+            case Self.retryControl:
+                try checkController(context)
+                uploader.retryFailed()
             default:
                 throw .noData
             }
+            return Array(statusJSON().utf8)
         }
         guard Self.itemAttributes.contains(name) else { throw .noData }
         let item = try currentItem(try identifier(of: inode))
@@ -72,10 +91,12 @@ extension SitefsFilesystem {
 
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
         if inode == .root, name == Self.retryAttribute {
+            try checkController(context)
             uploader.retryFailed()
             return
         }
         if inode == .root, name == Self.syncAttribute {
+            try checkController(context)
             uploader.expedite()
             return
         }
@@ -86,6 +107,13 @@ extension SitefsFilesystem {
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
         if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }
         throw .notSupported
+    }
+
+    /// The daemon's status and controls are for the user who mounted (and root): with
+    /// `--allow-other`, other users see the files but not the open files, uploads and
+    /// failures of the owner, and cannot trigger uploads.
+    private func checkController(_ context: RequestContext) throws(Errno) {
+        guard context.uid == configuration.uid || context.uid == 0 else { throw .permissionDenied }
     }
 
     /// synced, pending (saved or renamed here, waiting to be sent), uploading, conflict (a

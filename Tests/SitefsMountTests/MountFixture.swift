@@ -7,14 +7,24 @@ import Testing
 /// `sitefs login`, and `sitefs mount` starting the daemon as its own process, with config
 /// and cache in the temp dir. `tearDown()` always unmounts (falling back to a lazy
 /// unmount and killing the daemon), so a failing test never leaves a mount behind.
+///
+/// With `account`, everything the user runs (`sitefs`, `shell`) runs as that unprivileged
+/// account, in a home of its own under the temp dir, with the cache where sitefs puts it by
+/// default (the XDG cache folder) and the mount made through fusermount3.
 final class MountFixture: @unchecked Sendable {
     static let password = "site-pass"
 
     let root: URL
     let data: URL
-    let cache: URL
+    /// The mount's cache directory.
+    private(set) var cache: URL
     let mountpoint: URL
+    /// The user's environment for `sitefs` and `shell`.
     let environment: [String: String]
+    /// Who runs `sitefs` and `shell`: nil for this process's own user.
+    let account: TestAccount?
+    /// The user's home with `account` (their XDG config and cache folders are in it).
+    let home: URL?
     let server: ServerProcess
     /// Between the daemon and the server when asked for: injects network faults.
     let proxy: FaultProxy?
@@ -25,14 +35,27 @@ final class MountFixture: @unchecked Sendable {
     private var tornDown = false
 
     /// Sites: "Harbour Tower" and "Riverside" (read-write) and "Archive" (read-only) for anna.
-    init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false) throws {
+    init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false, as account: TestAccount? = nil) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-mount-\(UUID().uuidString.prefix(8))")
         data = root.appendingPathComponent("server")
-        cache = root.appendingPathComponent("cache")
-        mountpoint = root.appendingPathComponent("mnt")
-        try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
-        environment = ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
-                       "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path]
+        self.account = account
+        if let account {
+            let home = root.appendingPathComponent("home")
+            self.home = home
+            mountpoint = home.appendingPathComponent("mnt")
+            try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
+            try account.own(home.path)
+            try account.own(mountpoint.path, mode: 0o755)
+            environment = TestAccount.environment(home: home)
+            cache = home  // found once mounted (the default cache directory)
+        } else {
+            home = nil
+            cache = root.appendingPathComponent("cache")
+            mountpoint = root.appendingPathComponent("mnt")
+            try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
+            environment = ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
+                           "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path]
+        }
         let admin = ServerProcess.executable
         for arguments in [["user", "add", "anna"], ["site", "add", "Harbour Tower"], ["site", "add", "Riverside"],
                           ["site", "add", "Archive"], ["grant", "anna", "Harbour Tower"], ["grant", "anna", "Riverside"],
@@ -56,11 +79,19 @@ final class MountFixture: @unchecked Sendable {
         }
         let login = try sitefs(["login", mountURL, "--user", "anna"], stdin: Self.password + "\n")
         guard login.status == 0 else { throw ProcessFailure("sitefs login: \(login.err)") }
-        let mount = try sitefs(["mount", mountURL, mountpoint.path, "--cache-dir", cache.path, "--page-size", String(pageSize),
-                                "--poll-interval", "0.3", "--log-level", "debug"] + extraMountArguments)
+        let cacheArguments = account == nil ? ["--cache-dir", cache.path] : []
+        let mount = try sitefs(["mount", mountURL, mountpoint.path, "--page-size", String(pageSize),
+                                "--poll-interval", "0.3", "--log-level", "debug"] + cacheArguments + extraMountArguments)
         guard mount.status == 0 else {
             tearDown()
             throw ProcessFailure("sitefs mount failed: \(mount.err)\nlog: \(daemonLog)")
+        }
+        if let home {
+            // The one mount's folder under the XDG cache folder.
+            let folders = home.appendingPathComponent(".cache/sitefs")
+            let made = try FileManager.default.contentsOfDirectory(atPath: folders.path)
+            guard made.count == 1 else { throw ProcessFailure("expected one cache directory in \(folders.path), found \(made)") }
+            cache = folders.appendingPathComponent(made[0])
         }
     }
 
@@ -72,13 +103,23 @@ final class MountFixture: @unchecked Sendable {
 
     @discardableResult
     func sitefs(_ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws -> (status: Int32, out: String, err: String) {
-        try run(BuiltProducts.executable("sitefs"), arguments, stdin: stdin, timeout: timeout, environment: environment)
+        try runAsUser(BuiltProducts.executable("sitefs"), arguments, stdin: stdin, timeout: timeout)
     }
 
     /// A shell command, as a user would type it, run with the mount point as working directory.
     @discardableResult
     func shell(_ command: String, timeout: TimeInterval = 60) throws -> (status: Int32, out: String, err: String) {
-        try run(URL(fileURLWithPath: "/bin/sh"), ["-c", "cd \"$0\" && " + command, mountpoint.path], timeout: timeout)
+        try runAsUser(URL(fileURLWithPath: "/bin/sh"), ["-c", "cd \"$0\" && " + command, mountpoint.path], timeout: timeout)
+    }
+
+    /// Runs a program as the mount's user (`account`, or this process's own).
+    @discardableResult
+    func runAsUser(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60) throws
+        -> (status: Int32, out: String, err: String) {
+        if let account {
+            return try account.run(executable, arguments, stdin: stdin, timeout: timeout, environment: environment)
+        }
+        return try run(executable, arguments, stdin: stdin, timeout: timeout, environment: environment)
     }
 
     /// Polls `condition` every 50 ms until it holds or `timeout` passes.
@@ -150,17 +191,25 @@ final class MountFixture: @unchecked Sendable {
         }
     }
 
-    var isMounted: Bool {
-        ((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(" \(mountpoint.path) ")
+    var isMounted: Bool { Self.isMounted(mountpoint.path) }
+
+    /// Whether `path` is a mount point, from /proc/self/mounts (test paths need no escapes).
+    static func isMounted(_ path: String) -> Bool {
+        ((try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? "").contains(" \(path) ")
     }
 
-    /// Any daemon still running for this fixture's cache dir (found by its command line).
+    /// Any daemon still running for this fixture's mount point.
     func killDaemons() {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
-        for pid in entries.compactMap(Int32.init) {
-            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { continue }
+        for pid in daemons { kill(pid, SIGKILL) }
+    }
+
+    /// The daemons serving this fixture's mount point (found by their command lines).
+    var daemons: [pid_t] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            if arguments.contains("--daemon-child"), arguments.contains(cache.path) { kill(pid, SIGKILL) }
+            return arguments.contains("--daemon-child") && arguments.contains(mountpoint.path)
         }
     }
 }

@@ -245,6 +245,33 @@ struct MountLifecycleTests {
                 "the remount listed the folder again instead of using its cache")
     }
 
+    /// A cache folder and log file that existed with loose modes are made private: they hold
+    /// item names, contents and the journal.
+    @Test func theCacheAndLogArePrivateEvenWhenTheyExistedWithLooseModes() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
+        let log = fixture.root.appendingPathComponent("sitefs.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        chmod(log.path, 0o644)
+        chmod(fixture.cache.path, 0o755)
+        for file in ["metadata.sqlite", "journal.sqlite"] { chmod(fixture.cache.appendingPathComponent(file).path, 0o644) }
+        let mount = try fixture.sitefs(["mount", fixture.server.baseURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                                        "--log-file", log.path])
+        try #require(mount.status == 0, "\(mount.err)")
+        try #require(try fixture.shell("echo x > Riverside/x.txt").status == 0)
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return stat(path, &info) == 0 ? info.st_mode & 0o777 : 0o7777
+        }
+        #expect(mode(fixture.cache.path) == 0o700)
+        #expect(mode(log.path) == 0o600)
+        // Files the daemon makes from now on are its user's alone, whatever the umask.
+        let made = try FileManager.default.contentsOfDirectory(atPath: fixture.cache.appendingPathComponent("content").path)
+        for name in made { #expect(mode(fixture.cache.appendingPathComponent("content/\(name)").path) == 0o600, "\(name)") }
+        #expect(mode(fixture.cache.appendingPathComponent("journal.sqlite-wal").path) & 0o077 == 0)
+    }
+
     @Test func anUnreachableServerFailsTheMountWithAReasonAndReadsWithEIO() throws {
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"])
         defer { fixture.tearDown() }

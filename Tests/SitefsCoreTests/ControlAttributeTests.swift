@@ -1,0 +1,56 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SystemPackage
+import Testing
+
+/// The daemon's controls on the mount root are attributes it acts on when they are read, so
+/// the mount's owner can use them on the read-only root (issue 16), and nobody else can.
+@Suite struct ControlAttributeTests {
+    @Test func readingTheSyncControlSendsWhatWaitsOutTheDelayAndAnswersTheStatus() throws {
+        let harness = try CoreHarness(writeBackDelay: .seconds(3600))
+        defer { harness.remove() }
+        harness.backend.addSite("Harbour")
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        try harness.createFile(siteInode, "notes.txt", "draft")
+        #expect(harness.backend.calls("createFile") == 0, "sent before its delay")
+        let answer = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.sync", context: harness.context)
+        #expect(String(decoding: answer, as: UTF8.self).contains("\"pending\""), "the answer is the status")
+        harness.waitUntil { harness.backend.calls("createFile") == 1 }
+        #expect(harness.backend.calls("createFile") == 1, "the control did not send the waiting save")
+    }
+
+    @Test func readingTheRetryControlQueuesFailedUploadsAgain() throws {
+        let harness = try CoreHarness(writeBackDelay: .seconds(3600))
+        defer { harness.remove() }
+        harness.backend.addSite("Harbour")
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        try harness.createFile(siteInode, "notes.txt", "draft")
+        harness.backend.fail(with: .forbidden("test: refused"))
+        _ = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.sync", context: harness.context)
+        harness.waitUntil { (try? harness.xattr(.root, "user.sitefs.status").contains("test: refused")) == true }
+        harness.backend.fail(with: nil)
+        _ = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.retry", context: harness.context)
+        harness.waitUntil { harness.backend.calls("createFile") == 2 }
+        #expect(harness.backend.calls("createFile") == 2, "the failed upload was not tried again")
+    }
+
+    @Test func onlyTheOwnerAndRootMayReadTheStatusOrUseTheControls() throws {
+        let harness = try CoreHarness()
+        defer { harness.remove() }
+        let stranger = RequestContext(uid: harness.context.uid + 1, gid: harness.context.gid + 1, pid: 1)
+        let root = RequestContext(uid: 0, gid: 0, pid: 1)
+        for name in ["user.sitefs.status", "user.sitefs.status.settled", "user.sitefs.control.sync", "user.sitefs.control.retry"] {
+            #expect(throws: Errno.permissionDenied, "\(name) answered a stranger") {
+                try harness.filesystem.getExtendedAttribute(.root, name: name, context: stranger)
+            }
+            #expect(try !harness.filesystem.getExtendedAttribute(.root, name: name, context: root).isEmpty)
+            #expect(try !harness.filesystem.getExtendedAttribute(.root, name: name, context: harness.context).isEmpty)
+        }
+        for name in ["user.sitefs.sync", "user.sitefs.retry"] {
+            #expect(throws: Errno.permissionDenied, "\(name) obeyed a stranger") {
+                try harness.filesystem.setExtendedAttribute(.root, name: name, value: [], flags: 0, context: stranger)
+            }
+        }
+    }
+}
