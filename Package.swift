@@ -16,7 +16,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // 1.16: `LogHandler.log(event:)`, which `EscapingLogHandler` implements.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
@@ -72,8 +73,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Shared by both executables: terminal password input.
-        .target(name: "SitefsCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Shared by both executables: terminal password input, log and terminal escaping.
+        .target(
+            name: "SitefsCommandLine",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The reference document server: storage, auth, HTTP routes.
         .target(
             name: "SitefsServerCore",
@@ -97,6 +104,10 @@ let package = Package(
         .target(name: "SitefsTestSupport", path: "Tests/SitefsTestSupport"),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
+        .testTarget(
+            name: "SitefsCommandLineTests",
+            dependencies: ["SitefsCommandLine", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SitefsCommandLine
 import SitefsCore
 import SitefsFUSE
 import SitefsHTTP
@@ -34,7 +35,7 @@ struct MountDaemon {
         chmod(cacheDirectory, 0o700)
         var logStart: off_t = 0
         if let logFile = options.logFile { logStart = try redirectStandardError(to: logFile) }
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         var logger = Logger(label: "sitefs")
         logger.logLevel = Logger.Level(rawValue: options.logLevel) ?? .info
 

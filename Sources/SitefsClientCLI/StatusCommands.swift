@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SitefsCommandLine
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a mount's open files, pending uploads and failures.")
@@ -9,17 +10,21 @@ struct Status: ParsableCommand {
     func run() throws {
         let status = try MountStatusReader.read(mountpoint)
         print("open files: \(status.openFiles.count), local copies: \(status.localCopies), known items: \(status.knownItems)")
-        for name in status.openFiles { print("  open: \(name)") }
+        for name in status.openFiles { print("  open: \(TerminalText.escaped(name))") }
         print("pending uploads: \(status.uploads.pending)")
         if let progress = status.uploads.progress {
             for upload in progress {
-                print("  uploading: \(upload.name): \(ByteCount.format(upload.sent)) of \(ByteCount.format(upload.total))")
+                print("  uploading: \(TerminalText.escaped(upload.name)): \(ByteCount.format(upload.sent)) of \(ByteCount.format(upload.total))")
             }
         } else {
-            for name in status.uploads.uploading { print("  uploading: \(name)") }
+            for name in status.uploads.uploading { print("  uploading: \(TerminalText.escaped(name))") }
         }
-        for failure in status.uploads.failed { print("  failed: \(failure.name): \(failure.reason)") }
-        for conflict in status.uploads.conflicts { print("  conflict: \(conflict.name) changed on the server; your edit is in \(conflict.savedAs)") }
+        for failure in status.uploads.failed {
+            print("  failed: \(TerminalText.escaped(failure.name)): \(TerminalText.escaped(failure.reason))")
+        }
+        for conflict in status.uploads.conflicts {
+            print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server; your edit is in \(TerminalText.escaped(conflict.savedAs))")
+        }
         if status.uploads.signInRequired { print("sign-in required: uploads wait; run `sitefs login`") }
         if !status.uploads.failed.isEmpty { print("after fixing the cause, `sitefs retry \(mountpoint)` queues failed uploads again") }
     }
@@ -60,7 +65,8 @@ struct Sync: ParsableCommand {
                 warnedAboutSignIn = true
             }
             if !status.uploads.failed.isEmpty {
-                let reasons = status.uploads.failed.map { "\($0.name): \($0.reason)" }.joined(separator: "\n  ")
+                let reasons = status.uploads.failed.map { "\(TerminalText.escaped($0.name)): \(TerminalText.escaped($0.reason))" }
+                    .joined(separator: "\n  ")
                 throw UserFacingError("uploads failed:\n  \(reasons)")
             }
             if status.uploads.pending == 0 { return }
@@ -81,7 +87,7 @@ extension Sync {
             line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
             line += "\(ByteCount.format(sent)) of \(ByteCount.format(total))"
         }
-        let names = uploads.uploading.prefix(3).joined(separator: ", ")
+        let names = uploads.uploading.prefix(3).map(TerminalText.escaped).joined(separator: ", ")
         if !names.isEmpty { line += ": " + names }
         return line
     }

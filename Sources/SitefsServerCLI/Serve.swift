@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import SitefsCommandLine
 import SitefsServerCore
 
 struct Serve: AsyncParsableCommand {
@@ -16,7 +17,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-upload"), help: "Largest accepted upload in bytes.") var maximumUpload: Int64 = 16 << 30
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         let logger = Logger(label: "sitefs-server")
         let configuration = ServerConfiguration(
             dataDirectory: URL(fileURLWithPath: options.data), host: host, port: port,

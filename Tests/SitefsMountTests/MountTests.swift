@@ -272,6 +272,22 @@ struct MountLifecycleTests {
         #expect(mode(fixture.cache.appendingPathComponent("journal.sqlite-wal").path) & 0o077 == 0)
     }
 
+    /// A name with a newline and an escape sequence stays inside its one log line.
+    @Test func namesCannotForgeLogLines() throws {
+        let fixture = try MountFixture()  // logs at debug: every unlink names its file
+        defer { fixture.tearDown() }
+        let forged = "note\n2026-11-24T10:00:00+0000 error sitefs : FORGED\u{1B}[2J.txt"
+        let path = fixture.path("Riverside/\(forged)")
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        try #require(fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(unlink(path) == 0)
+        #expect(try fixture.eventually { fixture.daemonLog.contains("FORGED") })
+        for line in fixture.daemonLog.split(separator: "\n") where line.contains("FORGED") {
+            #expect(!line.hasPrefix("2026-11-24T10:00:00"), "a forged line: \(line)")
+            #expect(line.contains("note\\n2026") && !line.contains("\u{1B}"), "not escaped: \(line)")
+        }
+    }
+
     @Test func anUnreachableServerFailsTheMountWithAReasonAndReadsWithEIO() throws {
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"])
         defer { fixture.tearDown() }

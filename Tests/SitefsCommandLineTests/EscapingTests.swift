@@ -1,0 +1,44 @@
+import Logging
+import SitefsCommandLine
+import Synchronization
+import Testing
+
+@Suite struct EscapingTests {
+    @Test func controlCharactersAreEscapedAndLettersKept() {
+        #expect(TerminalText.escaped("Plan.odt") == "Plan.odt")
+        #expect(TerminalText.escaped("caf\u{E9} \u{1F3D7}") == "caf\u{E9} \u{1F3D7}")
+        #expect(TerminalText.escaped("a\nERROR forged") == "a\\nERROR forged")
+        #expect(TerminalText.escaped("x\r\u{1B}[2Jy\u{7F}\u{85}\u{2028}") == "x\\r\\u{1b}[2Jy\\u{7f}\\u{85}\\u{2028}")
+    }
+
+    /// What reaches the handler underneath is one line, whatever the message held.
+    @Test func theLogHandlerEscapesEveryMessage() {
+        let recorder = Recorder()
+        var logger = Logger(label: "test") { _ in EscapingLogHandler(recorder) }
+        logger.logLevel = .debug
+        let name = "report\n2026-11-24 ERROR sitefs: forged line\u{1B}[31m"
+        logger.info("unlink \(name)")
+        #expect(recorder.messages == ["unlink report\\n2026-11-24 ERROR sitefs: forged line\\u{1b}[31m"])
+    }
+}
+
+/// A LogHandler that keeps the messages it is given.
+private struct Recorder: LogHandler {
+    private let store = Store()
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    var messages: [String] { store.messages.withLock { $0 } }
+
+    func log(event: LogEvent) {
+        store.messages.withLock { $0.append(event.message.description) }
+    }
+
+    private final class Store: Sendable {
+        let messages = Mutex<[String]>([])
+    }
+}
