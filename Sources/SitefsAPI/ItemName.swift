@@ -47,4 +47,20 @@ public enum ItemName {
         do { try validate(name) } catch { return error }
         return nil
     }
+
+    /// True when two names are the same name: the same bytes. Never compare names with
+    /// `String`'s `==`, which is canonical equivalence: "café" in NFC and in NFD are equal
+    /// Strings but two documents, and treating them as one sent a write to the other.
+    public static func same(_ first: String, _ second: String) -> Bool {
+        first.utf8.elementsEqual(second.utf8)
+    }
+}
+
+/// A name as a dictionary or set key: hashed and compared as bytes (see `ItemName.same`).
+public struct NameKey: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ name: String) {
+        bytes = Array(name.utf8)
+    }
 }

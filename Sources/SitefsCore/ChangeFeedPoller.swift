@@ -12,6 +12,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
     private var stopped = false
     private var token: PageToken?
     private var polled = false
+    /// Consecutive rounds that ended badly (an error, a repeated cursor): the wait before the
+    /// next one doubles with each, up to `longestBackoff`. Touched by the polling thread only.
+    private var failedRounds = 0
+    /// Batches one round takes at most; a feed with more goes on in the next round.
+    static let batchesPerRound = 100
+    static let longestBackoff: Duration = .seconds(30)
     private var thread: Thread?
 
     init(filesystem: SitefsFilesystem, interval: Duration) {
@@ -50,6 +56,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
         guard let filesystem else { return }
         do {
             var batch: ChangeBatch
+            var batches = 0
             repeat {
                 // Registered before it is sent: a batch asked for before this mount changed an
                 // item (deleted, renamed, saved it) describes the item as it was, and must not
@@ -57,13 +64,31 @@ final class ChangeFeedPoller: @unchecked Sendable {
                 let read = filesystem.cache.beginRead()
                 defer { filesystem.cache.endRead(read) }
                 batch = try filesystem.backend.changes(since: token)
+                for reason in batch.refused { filesystem.logger.warning("change feed: a report is left out: \(reason)") }
                 if token != nil { apply(batch.changes, asOf: read, to: filesystem) }
+                if batch.hasMore, batch.next == token {
+                    // "More" from the very cursor it was asked with: asking again would spin.
+                    filesystem.logger.error("change feed: the server says there is more but repeats its cursor; polling backs off")
+                    failedRounds += 1
+                    return
+                }
                 token = batch.next
                 filesystem.metadata.setValue(batch.next.rawValue, for: Self.cursorKey)
-            } while batch.hasMore
+                batches += 1
+            } while batch.hasMore && batches < Self.batchesPerRound
+            failedRounds = 0
         } catch {
             filesystem.logger.debug("change feed: \(error)")
+            failedRounds += 1
         }
+    }
+
+    /// The wait before the next round: the interval, doubled for each round in a row that
+    /// ended badly, at most `longestBackoff` (or the interval, if that is longer).
+    var nextWait: Duration {
+        guard failedRounds > 0 else { return interval }
+        let doubled = interval * (1 << min(failedRounds, 16))
+        return max(interval, min(doubled, Self.longestBackoff))
     }
 
     /// Waits one interval; true when stopped. The first call returns at once.
@@ -72,7 +97,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
         defer { condition.unlock() }
         defer { polled = true }
         if polled && !stopped {
-            let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+            let wait = nextWait
+            let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
             _ = condition.wait(until: Date().addingTimeInterval(seconds))
         }
         return stopped

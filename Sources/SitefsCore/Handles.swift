@@ -12,6 +12,8 @@ final class DirectoryHandle: Sendable {
         var identifiers: [ItemIdentifier] = []
         var next: PageToken?
         var complete = false
+        /// What the server may still send this listing (set for one fetched page by page).
+        var bounds: ListingBounds?
     }
 
     /// nil for the mount root.

@@ -1,3 +1,4 @@
+import SitefsAPI
 import SitefsProvider
 import Synchronization
 
@@ -25,7 +26,7 @@ final class LocalNamespace: Sendable {
 
     /// The file created here that the mount shows as `name` in `folder`.
     func created(named name: String, in folder: ItemIdentifier) -> ProviderItem? {
-        state.withLock { state in state.created.values.first { $0.parent == folder && $0.name == name } }
+        state.withLock { state in state.created.values.first { $0.parent == folder && ItemName.same($0.name, name) } }
     }
 
     // MARK: Renames not applied yet
@@ -87,7 +88,7 @@ final class LocalNamespace: Sendable {
                 // made before a restart whose answer never came (the upload resolves it), or
                 // someone else's file, which the upload then keeps (saving this one under a
                 // conflict name). Either way one name, one file.
-                if let index = names.firstIndex(of: item.name) {
+                if let index = names.firstIndex(where: { ItemName.same($0, item.name) }) {
                     names.remove(at: index)
                     identifiers.remove(at: index)
                 }

@@ -156,9 +156,9 @@ final class RemoteReader: @unchecked Sendable {
 
     /// Chooses the window for a read nothing covers. Call with `condition` locked.
     private func plannedFetch(for range: ClosedRange<Int64>) -> ClosedRange<Int64> {
-        let sequential = range.lowerBound >= streamEnd - Int64(window) && range.lowerBound <= streamEnd + Int64(window)
+        let sequential = range.lowerBound >= streamEnd - Int64(window) && range.lowerBound <= streamEnd.saturatingAdd(Int64(window))
         window = sequential ? min(window * 2, maximumWindow) : Self.initialWindow
-        let end = min(size, range.lowerBound + Int64(max(window, range.count))) - 1
+        let end = min(size, range.lowerBound.saturatingAdd(Int64(max(window, range.count)))) - 1
         streamEnd = sequential ? max(streamEnd, end + 1) : end + 1
         return range.lowerBound...end
     }
@@ -172,7 +172,7 @@ final class RemoteReader: @unchecked Sendable {
         guard !closed, streamEnd < size, streamEnd - range.upperBound <= Int64(self.window),
               windows.count(where: { $0.fetching }) < Self.aheadWindows else { return }
         self.window = min(self.window * 2, maximumWindow)
-        let fetch = streamEnd...(min(size, streamEnd + Int64(self.window)) - 1)
+        let fetch = streamEnd...(min(size, streamEnd.saturatingAdd(Int64(self.window))) - 1)
         streamEnd = fetch.upperBound + 1
         startFetch(fetch)
     }
@@ -277,5 +277,15 @@ final class RemoteReader: @unchecked Sendable {
         spares.append(storage)
         spares.sort { $0.bytes.count > $1.bytes.count }
         if spares.count > Self.spareStorages { spares.removeLast() }
+    }
+}
+
+extension Int64 {
+    /// `self + other`, held at `Int64.max` instead of trapping: offsets near the largest
+    /// file size the kernel allows plus a window must not crash the daemon (issue 17: a
+    /// listed size of 2^63 - 1 and `tail -c 10` did).
+    func saturatingAdd(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }

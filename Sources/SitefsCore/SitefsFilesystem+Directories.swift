@@ -33,6 +33,7 @@ extension SitefsFilesystem {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }
         let fetch = snapshot.complete ? nil : folder.map { cache.beginListing(of: $0) }
+        if !snapshot.complete { snapshot.bounds = listingBounds(of: folder) }
         return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot, pages: pageReadAhead(of: folder), fetch: fetch))
     }
 
@@ -73,10 +74,11 @@ extension SitefsFilesystem {
     /// the snapshot's lock; a concurrent reader that got there first wins).
     private func fetchNextPage(into directory: DirectoryHandle, after token: PageToken?) throws(Errno) {
         let page = try directory.pages.page(after: token)
-        let finished = directory.snapshot.withLock { snapshot -> DirectoryHandle.Snapshot? in
+        let finished = try directory.snapshot.withLock { (snapshot) throws(Errno) -> DirectoryHandle.Snapshot? in
             guard !snapshot.complete, snapshot.next == token else { return nil }
-            snapshot.names += page.names
-            snapshot.identifiers += page.identifiers
+            var bounds = snapshot.bounds ?? listingBounds(of: directory.folder)
+            try admit(page, of: directory.folder, to: &snapshot.names, &snapshot.identifiers, within: &bounds)
+            snapshot.bounds = bounds
             snapshot.next = page.next
             snapshot.complete = page.next == nil
             return snapshot.complete ? snapshot : nil

@@ -181,7 +181,7 @@ extension SitefsFilesystem {
         }
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: nil,
-                                                   into: .file(descriptor: descriptor, offset: 0))
+                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size))
             guard case .fetched(let version, _) = outcome else { throw .invalidResponse("304 without a condition") }
             return .success((descriptor, version))
         } catch {
@@ -220,7 +220,7 @@ extension SitefsFilesystem {
         guard descriptor >= 0 else { return .failure(.ioError) }
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: version,
-                                                   into: .file(descriptor: descriptor, offset: 0))
+                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size))
             guard case .fetched(let current, _) = outcome else {
                 close(descriptor)
                 Glibc.unlink(fresh)
@@ -391,7 +391,7 @@ extension SitefsFilesystem {
             cache.upsert(namespace.view(item))
             namespace.removeCreated(job.identifier)
             cache.remove(job.identifier)
-            if let shown, shown.name != item.name {
+            if let shown, !ItemName.same(shown.name, item.name) {
                 // Saved under a conflict name: the name it had shown belongs to the server's
                 // file, which the listing left out while this one was pending.
                 if let parent = shown.parent { cache.forgetListing(of: parent) }

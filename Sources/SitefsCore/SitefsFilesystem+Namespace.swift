@@ -229,7 +229,7 @@ extension SitefsFilesystem {
             logger.error("cannot record the rename of \(item.name) in the journal: \(error)")
             throw .ioError
         }
-        let back = name == rename.serverName && folder == rename.serverParent
+        let back = ItemName.same(name, rename.serverName) && folder == rename.serverParent
         namespace.setMoved(item.identifier, to: back ? nil : (folder, name))
         var moved = item
         moved.parent = folder
@@ -254,7 +254,7 @@ extension SitefsFilesystem {
         }
         let current = try currentItem(source.identifier)  // its upload may have changed it
         let replace = target?.kind == .file
-        let changes = ItemChanges(name: targetName == current.name ? nil : targetName,
+        let changes = ItemChanges(name: ItemName.same(targetName, current.name) ? nil : targetName,
                                   parent: to.identifier == current.parent ? nil : to.identifier,
                                   replaceExisting: replace)
         let result: ProviderItem

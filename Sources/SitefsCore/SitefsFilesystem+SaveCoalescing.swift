@@ -1,3 +1,4 @@
+import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import SystemPackage
@@ -72,7 +73,7 @@ extension SitefsFilesystem {
         case .renamed(let rename, let item):
             if uploader.pendingRename(of: rename.identifier) == nil { namespace.setMoved(rename.identifier, to: nil) }
             cache.upsert(namespace.view(item))
-            if item.name != rename.name { invalidateEntry(in: rename.parent, named: rename.name) }
+            if !ItemName.same(item.name, rename.name) { invalidateEntry(in: rename.parent, named: rename.name) }
         case .dropped(let rename, let error):
             if uploader.pendingRename(of: rename.identifier) == nil { namespace.setMoved(rename.identifier, to: nil) }
             // The server keeps it where it was: what we showed is no longer true.

@@ -160,10 +160,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         var identifiers: [ItemIdentifier] = []
         var token: PageToken?
         let pages = pageReadAhead(of: folder)
+        var bounds = listingBounds(of: folder)
         repeat {
             let page = try pages.page(after: token)
-            names += page.names
-            identifiers += page.identifiers
+            try admit(page, of: folder, to: &names, &identifiers, within: &bounds)
             token = page.next
         } while token != nil
         if folder == nil { names = SiteNames.unique(names, identifiers) }
@@ -174,6 +174,26 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             return listing
         }
         return cache.storeListing(listing, fetch: fetch)
+    }
+
+    func listingBounds(of folder: ItemIdentifier?) -> ListingBounds {
+        ListingBounds(pageSize: configuration.pageSize, deduplicating: folder != nil)
+    }
+
+    /// Adds a fetched page to a listing being assembled, within `bounds`: EIO and a log line
+    /// past them, a log line for each entry left out as a duplicate name.
+    func admit(_ page: FetchedPage, of folder: ItemIdentifier?, to names: inout [String], _ identifiers: inout [ItemIdentifier],
+               within bounds: inout ListingBounds) throws(Errno) {
+        let duplicates: [String]
+        do {
+            duplicates = try bounds.append(page, to: &names, &identifiers)
+        } catch {
+            logger.error("list \(folder?.description.debugDescription ?? "sites"): \(error)")
+            throw .ioError
+        }
+        for name in duplicates {
+            logger.warning("list \(folder?.description.debugDescription ?? "sites"): a second entry named \(name.debugDescription) is not shown")
+        }
     }
 
     /// The pages of a folder's listing (or of the sites), each next one fetched ahead.
@@ -191,6 +211,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                 page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
             } else {
                 page = try backend.sites(after: token, limit: configuration.pageSize)
+            }
+            for reason in page.refused {
+                logger.warning("list \(folder?.description.debugDescription ?? "sites"): an entry is left out: \(reason)")
             }
             let items = namespace.view(page: page.items, of: folder)
             cache.store(items, asOf: read)
@@ -274,6 +297,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         poller.pollOnce()
     }
 
+    /// How long the change feed waits before its next round (its interval, longer while
+    /// rounds keep failing).
+    public var changeFeedWait: Duration { poller.nextWait }
+
     public func unmounting() {
         poller?.stop()
         metadata.flush()
@@ -303,16 +330,16 @@ enum SiteNames {
             let (a, b) = (identifiers[lhs].id, identifiers[rhs].id)
             return a.count != b.count ? a.count < b.count : a < b
         }
-        var taken = Set<String>()
+        var taken = Set<NameKey>()
         var result = names
         for index in order {
             var candidate = names[index]
             var counter = 2
-            while taken.contains(candidate) {
+            while taken.contains(NameKey(candidate)) {
                 candidate = "\(names[index]) (\(counter))"
                 counter += 1
             }
-            taken.insert(candidate)
+            taken.insert(NameKey(candidate))
             result[index] = candidate
         }
         return result

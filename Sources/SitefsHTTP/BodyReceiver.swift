@@ -7,7 +7,7 @@ import Foundation
 final class BodyReceiver {
     private enum Target {
         case memory(limit: Int)
-        case descriptor(Int32, startOffset: Int64, path: String?)
+        case descriptor(Int32, startOffset: Int64, path: String?, limit: ResponseSink.DownloadLimit?)
         case chunks((UnsafeRawBufferPointer) throws -> Void)
     }
 
@@ -15,19 +15,21 @@ final class BodyReceiver {
     private let ownsDescriptor: Bool
     private(set) var body: [UInt8] = []
     private(set) var length: Int64 = 0
+    /// For a bounded download: how many bytes the body may have, settled at its first piece.
+    private var allowed: Int64?
 
     init(sink: ResponseSink) throws(HTTPClientError) {
         switch sink {
         case .memory(let limit):
             target = .memory(limit: limit)
             ownsDescriptor = false
-        case .fileDescriptor(let descriptor, let offset):
-            target = .descriptor(descriptor, startOffset: offset, path: nil)
+        case .fileDescriptor(let descriptor, let offset, let limit):
+            target = .descriptor(descriptor, startOffset: offset, path: nil, limit: limit)
             ownsDescriptor = false
         case .file(let path, let offset):
             let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw .localIO(operation: "open", path: path, errno: errno) }
-            target = .descriptor(descriptor, startOffset: offset, path: path)
+            target = .descriptor(descriptor, startOffset: offset, path: path, limit: nil)
             ownsDescriptor = true
         case .chunks(let handler):
             target = .chunks(handler)
@@ -36,7 +38,7 @@ final class BodyReceiver {
     }
 
     deinit {
-        if ownsDescriptor, case .descriptor(let descriptor, _, _) = target { close(descriptor) }
+        if ownsDescriptor, case .descriptor(let descriptor, _, _, _) = target { close(descriptor) }
     }
 
     /// Takes one piece of the body of a response with the given status. `declaredLength`
@@ -54,11 +56,34 @@ final class BodyReceiver {
         case _ where !(200..<300).contains(status):
             let room = ResponseSink.errorBodyLimit - body.count
             if room > 0 { body.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk.prefix(room))) }
-        case .descriptor(let descriptor, let startOffset, let path):
+        case .descriptor(let descriptor, let startOffset, let path, let limit):
+            if let limit {
+                if self.allowed == nil {
+                    self.allowed = try allowedLength(limit, declared: declaredLength(), descriptor: descriptor, path: path)
+                }
+                let allowed = self.allowed!
+                guard Int64(chunk.count) <= allowed - length else { throw .responseTooLarge(limit: Int(clamping: allowed)) }
+            }
             try write(chunk, to: descriptor, at: startOffset + length, path: path)
         case .chunks(let handler):
             do { try handler(chunk) } catch { throw .sinkFailed(error) }
         }
+    }
+
+    /// The bound of a download (`ResponseSink.DownloadLimit`): its Content-Length if the disk
+    /// holding `descriptor` has room for that and the reserve, else the promised size.
+    private func allowedLength(_ limit: ResponseSink.DownloadLimit, declared: Int?, descriptor: Int32,
+                               path: String?) throws(HTTPClientError) -> Int64 {
+        guard let declared, declared >= 0 else { return limit.promised }
+        var disk = statvfs()
+        if fstatvfs(descriptor, &disk) == 0 {
+            let (free, overflow) = Int64(clamping: disk.f_bavail).multipliedReportingOverflow(by: Int64(clamping: disk.f_frsize))
+            if !overflow, Int64(declared) > free - limit.reserve {
+                throw .localIO(operation: "download of \(declared) bytes (the disk keeps \(limit.reserve) free)", path: path,
+                               errno: ENOSPC)
+            }
+        }
+        return Int64(declared)
     }
 
     private func write(

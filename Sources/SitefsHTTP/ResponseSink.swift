@@ -10,13 +10,31 @@ public enum ResponseSink {
     case memory(limit: Int = ResponseSink.defaultMemoryLimit)
     /// Write the body to an open descriptor with `pwrite`, starting at `offset`. The caller
     /// keeps ownership of the descriptor. Offsets make ranged downloads into a cache file safe.
-    case fileDescriptor(Int32, offset: Int64)
+    /// With `limit`, the body is bounded (see `DownloadLimit`).
+    case fileDescriptor(Int32, offset: Int64, limit: DownloadLimit? = nil)
     /// Open the file before the request is sent (creating it with mode 0600 if needed, never
     /// truncating it) and write the body starting at `offset`.
     case file(path: String, offset: Int64)
     /// Hand each chunk to the caller as it arrives, on the calling thread. The buffer is only
     /// valid during the call. Throwing aborts the transfer with `HTTPClientError.sinkFailed`.
     case chunks((UnsafeRawBufferPointer) throws -> Void)
+
+    /// How large a body written to a file may be: at most its Content-Length, which must fit
+    /// on the disk with `reserve` bytes to spare, or `promised` bytes when the response has
+    /// none (chunked). More fails the transfer with `HTTPClientError.responseTooLarge`, and
+    /// no room with a local ENOSPC, so a server cannot fill the disk.
+    public struct DownloadLimit: Sendable {
+        public var promised: Int64
+        public var reserve: Int64
+
+        public init(promised: Int64, reserve: Int64 = DownloadLimit.defaultReserve) {
+            self.promised = max(promised, 0)
+            self.reserve = max(reserve, 0)
+        }
+
+        /// 256 MiB of a disk are left free by downloads: the rest of the system needs room.
+        public static let defaultReserve: Int64 = 256 << 20
+    }
 
     /// 16 MiB: far above any listing the API returns, far below a worrying allocation.
     public static let defaultMemoryLimit = 16 * 1024 * 1024

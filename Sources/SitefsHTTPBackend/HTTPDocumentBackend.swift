@@ -42,7 +42,8 @@ public final class HTTPDocumentBackend: DocumentBackend {
         let responseSink: ResponseSink
         var overflowed = false  // a piece sink got more than its limit
         switch sink {
-        case .file(let descriptor, let offset): responseSink = .fileDescriptor(descriptor, offset: offset)
+        case .file(let descriptor, let offset, let promised):
+            responseSink = .fileDescriptor(descriptor, offset: offset, limit: .init(promised: promised))
         case .pieces(let limit, let receive):
             var received = 0
             responseSink = .chunks { chunk in
@@ -119,17 +120,24 @@ public final class HTTPDocumentBackend: DocumentBackend {
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         let page = try json(ChangePage.self, .get, "/v1/changes" + Self.query(["cursor": token?.rawValue]))
         var changes: [ChangeBatch.Change] = []
+        var refused: [String] = []
         for change in page.changes {
             switch change {
             case .item(let item):
                 // One bad item is reported and skipped; the rest of the feed still applies.
-                if let converted = try? ResponseValidation.providerItem(item) { changes.append(.updated(converted)) }
+                do throws(ProviderError) {
+                    changes.append(.updated(try ResponseValidation.providerItem(item)))
+                } catch {
+                    refused.append(error.description)
+                }
             case .deleted(let id, let siteID):
                 changes.append(.deleted(ItemIdentifier(site: siteID, id: id)))
             }
         }
-        guard !page.nextCursor.isEmpty else { throw .invalidResponse("empty change cursor") }
-        return ChangeBatch(changes: changes, next: PageToken(page.nextCursor), hasMore: page.hasMore)
+        guard !page.nextCursor.isEmpty, page.nextCursor.utf8.count <= ResponseValidation.maximumCursorLength else {
+            throw .invalidResponse("unusable change cursor (\(page.nextCursor.utf8.count) bytes)")
+        }
+        return ChangeBatch(changes: changes, next: PageToken(page.nextCursor), hasMore: page.hasMore, refused: refused)
     }
 
     // MARK: Sign-in (used by `sitefs login` / `logout`)

@@ -13,7 +13,9 @@ enum ResponseValidation {
         for id in [item.id, item.siteID, item.parentID ?? ""] where id.hasPrefix(ItemIdentifier.localPrefix) {
             throw .invalidResponse("item id \(id.prefix(80)) uses the prefix reserved for files not uploaded yet")
         }
-        guard item.size >= 0 else { throw .invalidResponse("item \(item.id) has a negative size \(item.size)") }
+        guard (0...ProviderItem.maximumSize).contains(item.size) else {
+            throw .invalidResponse("item \(item.id) has an impossible size \(item.size)")
+        }
         let kind: ProviderItem.Kind
         switch item.kind {
         case .site:
@@ -33,21 +35,38 @@ enum ResponseValidation {
     }
 
     /// Items of a page must be children of the folder asked about (or sites, for the root).
+    /// One that is not, or cannot be represented, is left out with the reason (`Page.refused`):
+    /// a bad item must not hide its good neighbours (a site named `..` stopped the whole
+    /// mount from starting). A malformed page as a whole, or a cursor that cannot be one,
+    /// fails the call.
     static func page(_ page: ItemPage, of folder: ItemIdentifier?) throws(ProviderError) -> Page {
         var items: [ProviderItem] = []
+        var refused: [String] = []
         items.reserveCapacity(page.items.count)
         for item in page.items {
-            let converted = try providerItem(item)
-            if let folder {
-                guard converted.parent == folder else {
-                    throw .invalidResponse("item \(item.id) listed in \(folder) belongs to \(converted.parent?.description ?? "no folder")")
+            do throws(ProviderError) {
+                let converted = try providerItem(item)
+                if let folder {
+                    guard converted.parent == folder else {
+                        throw .invalidResponse("item \(item.id.prefix(80)) listed in \(folder) belongs to \(converted.parent?.description.prefix(80) ?? "no folder")")
+                    }
+                } else {
+                    guard converted.kind == .site else { throw .invalidResponse("the site list holds a \(item.kind.rawValue)") }
                 }
-            } else {
-                guard converted.kind == .site else { throw .invalidResponse("the site list holds a \(item.kind.rawValue)") }
+                items.append(converted)
+            } catch {
+                refused.append(error.description)
             }
-            items.append(converted)
         }
-        if let next = page.nextCursor, next.isEmpty { throw .invalidResponse("empty next_cursor") }
-        return Page(items: items, next: page.nextCursor.map(PageToken.init))
+        if let next = page.nextCursor {
+            guard !next.isEmpty, next.utf8.count <= maximumCursorLength else {
+                throw .invalidResponse("unusable next_cursor (\(next.utf8.count) bytes)")
+            }
+        }
+        return Page(items: items, next: page.nextCursor.map(PageToken.init), refused: refused)
     }
+
+    /// Cursors are opaque, but one longer than this is no cursor: it would only cost memory
+    /// (each is kept to notice a server repeating one).
+    static let maximumCursorLength = 4096
 }

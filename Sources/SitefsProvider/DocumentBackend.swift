@@ -48,8 +48,12 @@ public struct ItemChanges: Sendable, Equatable {
 
 /// Where downloaded bytes go.
 public enum ContentSink: Sendable {
-    /// Written with pwrite at `offset` + position (a local content copy).
-    case file(descriptor: Int32, offset: Int64)
+    /// Written with pwrite at `offset` + position (a local content copy). `promisedSize` is
+    /// what the caller knows of the content's size (the listing's, a snapshot's): the body
+    /// may be as large as the response's own Content-Length says, if the disk has room for
+    /// it, and without one no larger than this. A server sending more fails the fetch, so a
+    /// hostile or broken one cannot fill the disk with an endless body.
+    case file(descriptor: Int32, offset: Int64, promisedSize: Int64)
     /// Handed to `receive` piece by piece as it arrives, in order, at most `limit` bytes in
     /// all (more fails the fetch): ranged reads, which serve a reader from the bytes that have
     /// come so far instead of waiting for the whole range. A piece is valid only during the

@@ -4,10 +4,15 @@
 public struct Page: Sendable {
     public var items: [ProviderItem]
     public var next: PageToken?
+    /// Items of the server's page the backend could not represent faithfully (a name that
+    /// cannot be a file name, an impossible size, an item of another folder), each with why:
+    /// left out of `items` for the filesystem to log, rather than failing the whole listing.
+    public var refused: [String]
 
-    public init(items: [ProviderItem], next: PageToken?) {
+    public init(items: [ProviderItem], next: PageToken?, refused: [String] = []) {
         self.items = items
         self.next = next
+        self.refused = refused
     }
 }
 
@@ -27,10 +32,13 @@ public struct ChangeBatch: Sendable {
     public var changes: [Change]
     public var next: PageToken
     public var hasMore: Bool
+    /// Reports left out because their item could not be represented (see `Page.refused`).
+    public var refused: [String]
 
-    public init(changes: [Change], next: PageToken, hasMore: Bool) {
+    public init(changes: [Change], next: PageToken, hasMore: Bool, refused: [String] = []) {
         self.changes = changes
         self.next = next
         self.hasMore = hasMore
+        self.refused = refused
     }
 }

@@ -3,6 +3,11 @@ import SitefsAPI
 /// Item metadata as the filesystem needs it: enough for `stat`, `ls -l` and permission
 /// bits without downloading anything (a placeholder).
 public struct ProviderItem: Sendable, Equatable {
+    /// The largest size a backend may report (1 EiB): a server's item claiming more is
+    /// refused. Far above any document, and far enough below the largest file offset
+    /// (2^63 - 1) that offsets plus read-ahead windows cannot overflow.
+    public static let maximumSize: Int64 = 1 << 60
+
     public enum Kind: Sendable, Equatable {
         case site, folder, file
         public var isContainer: Bool { self != .file }
@@ -36,6 +41,15 @@ public struct ProviderItem: Sendable, Equatable {
         self.modifiedBy = modifiedBy
         self.version = version
         self.capabilities = capabilities
+    }
+
+    /// Names and versions are compared as bytes (see `ItemName.same`): a rename from one
+    /// normalisation form to the other is a change.
+    public static func == (lhs: ProviderItem, rhs: ProviderItem) -> Bool {
+        lhs.identifier == rhs.identifier && lhs.parent == rhs.parent && ItemName.same(lhs.name, rhs.name) && lhs.kind == rhs.kind
+            && lhs.size == rhs.size && lhs.created == rhs.created && lhs.modified == rhs.modified
+            && ItemName.same(lhs.createdBy, rhs.createdBy) && ItemName.same(lhs.modifiedBy, rhs.modifiedBy)
+            && ItemName.same(lhs.version, rhs.version) && lhs.capabilities == rhs.capabilities
     }
 
     /// What a file created on the mount may do before the server has it.

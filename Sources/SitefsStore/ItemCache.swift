@@ -25,7 +25,7 @@ public final class ItemCache: Sendable {
         }
 
         public func identifier(named name: String) -> ItemIdentifier? {
-            names.firstIndex(of: name).map { identifiers[$0] }
+            names.firstIndex { ItemName.same($0, name) }.map { identifiers[$0] }
         }
     }
 
@@ -231,20 +231,21 @@ public final class ItemCache: Sendable {
         persistence?.save([item])
         let previous = state.items[item.identifier]?.item
         state.items[item.identifier] = Cached(item: item, fetchedAt: .now)
-        if previous?.parent != item.parent || previous?.name != item.name {
+        let renamed = previous.map { !ItemName.same($0.name, item.name) } ?? true
+        if previous?.parent != item.parent || renamed {
             state.reads.noteEntryChange(of: item.identifier, in: [previous?.parent, item.parent])
         } else {
             state.reads.noteChange(of: item.identifier)  // e.g. an upload's new version and size
         }
         var old: FormerEntry?
         if let previous, let previousParent = previous.parent,
-           previousParent != item.parent || previous.name != item.name {
+           previousParent != item.parent || renamed {
             old = (previousParent, previous.name)
             if previousParent != item.parent { removeEntry(item.identifier, from: previousParent, in: &state) }
         }
         if let parent = item.parent, var listing = state.listings[parent] {
             if let index = listing.identifiers.firstIndex(of: item.identifier) {
-                if listing.names[index] != item.name {
+                if !ItemName.same(listing.names[index], item.name) {
                     listing.names[index] = item.name  // a rename keeps its place, as on the server
                     persistence?.renameEntry(item.identifier, to: item.name, in: parent)
                 }

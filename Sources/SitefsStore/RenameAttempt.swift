@@ -1,4 +1,5 @@
 import Foundation
+import SitefsAPI
 import SitefsProvider
 
 extension Uploader {
@@ -11,7 +12,7 @@ extension Uploader {
         var name = rename.name
         var outcome: RenameOutcome = .dropped(rename, .nameTaken(name))
         for attempt in 0..<2 {
-            let changes = ItemChanges(name: name == rename.serverName ? nil : name,
+            let changes = ItemChanges(name: ItemName.same(name, rename.serverName) ? nil : name,
                                       parent: rename.parent == rename.serverParent ? nil : rename.parent)
             let result = retrying("rename of \(rename.serverName) to \(name)", giveUp: { isStopping() }) {
                 () throws(ProviderError) -> ProviderItem in

@@ -132,7 +132,7 @@ extension Uploader {
             guard case .success(let page) = retrying(job, { () throws(ProviderError) -> Page in
                 try backend.children(of: parent, after: token, limit: 500)
             }) else { return nil }
-            if let item = page.items.first(where: { $0.name == name }) { return item }
+            if let item = page.items.first(where: { ItemName.same($0.name, name) }) { return item }
             token = page.next
         } while token != nil
         return nil
@@ -215,8 +215,9 @@ extension Uploader {
             let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw .localIO(path) }
             defer { close(descriptor) }
+            // Only the snapshot's size is of use: a longer version cannot hold the same bytes.
             return try backend.fetchContent(of: item, version: version, range: nil, ifNoneMatch: nil,
-                                            into: .file(descriptor: descriptor, offset: 0))
+                                            into: .file(descriptor: descriptor, offset: 0, promisedSize: FileComparison.size(of: snapshot)))
         })
         defer { unlink(path) }
         guard case .success = fetched else { return false }
@@ -287,6 +288,12 @@ extension Uploader.Outcome {
 }
 
 enum FileComparison {
+    /// A file's size (0 when it cannot be read).
+    static func size(of path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
     /// Compares two files chunk by chunk.
     static func sameBytes(_ first: String, _ second: String) -> Bool {
         guard let a = FileHandle(forReadingAtPath: first), let b = FileHandle(forReadingAtPath: second) else { return false }

@@ -76,7 +76,7 @@ extension Uploader {
         }
 
         /// True when applying it would change nothing.
-        var isNoOp: Bool { name == serverName && parent == serverParent }
+        var isNoOp: Bool { ItemName.same(name, serverName) && parent == serverParent }
     }
 
     public enum Outcome: Sendable {

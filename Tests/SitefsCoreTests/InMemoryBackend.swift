@@ -47,6 +47,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         /// The same, run before the answer is decided: what happens between the request's
         /// start and the server's handling of it.
         var beforeAnswer: [String: @Sendable () -> Void] = [:]
+        /// A hostile server: while set, `children` answers with this instead of the folder.
+        var craftedChildren: (@Sendable (PageToken?) -> Page)?
+        /// The same for `changes`.
+        var craftedChanges: (@Sendable (PageToken?) -> ChangeBatch)?
     }
 
     let state = Mutex(State())
@@ -64,6 +68,13 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func beforeNextAnswer(of call: String, _ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.beforeAnswer[call] = action }
     }
+    /// Answers every listing call with `answer` (nil: the folder's real children again).
+    func craftChildren(_ answer: (@Sendable (PageToken?) -> Page)?) { state.withLock { $0.craftedChildren = answer } }
+    /// Answers every change-feed call with `answer` (nil: the real feed again).
+    func craftChanges(_ answer: (@Sendable (PageToken?) -> ChangeBatch)?) { state.withLock { $0.craftedChanges = answer } }
+    /// Makes the server claim `size` for a file, whatever its content.
+    func claimSize(_ size: Int64, of identifier: ItemIdentifier) { state.withLock { $0.nodes[identifier]?.item.size = size } }
+
     /// Runs what `duringNext` set for `call`, if anything (taken first: it runs once).
     private func runMeanwhile(_ call: String) { state.withLock { $0.meanwhile.removeValue(forKey: call) }?() }
     /// Makes downloads slow, so concurrent opens overlap.
@@ -180,6 +191,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("children")
+        if let crafted = state.withLock({ $0.craftedChildren }) { return crafted(token) }
         let served = try state.withLock { state throws(ProviderError) -> Page in
             if let allowed = state.listingsBeforeFailing {
                 guard allowed > 0 else { throw .unreachable("listing failed on purpose") }
@@ -210,6 +222,8 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         let (bytes, current) = try state.withLock { state throws(ProviderError) -> ([UInt8], String) in
             guard let node = state.nodes[file] else { throw .notFound }
             if let version, version != node.item.version { throw .notFound }
+            // A range past the content (the size claimed was false): what a server sends is short.
+            if let range, range.lowerBound >= Int64(node.content.count) { throw .invalidResponse("416: range not satisfiable") }
             let bytes = range.map { Array(node.content[Int($0.lowerBound)...Int(min($0.upperBound, Int64(node.content.count) - 1))]) }
                 ?? node.content
             if ifNoneMatch != node.item.version { state.bytesFetched += bytes.count }
@@ -231,7 +245,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             } catch {
                 throw .localIO("receiving content: \(error)")
             }
-        case .file(let descriptor, let offset):
+        case .file(let descriptor, let offset, _):
             _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         }
         return .fetched(version: current, totalSize: Int64(bytes.count))
@@ -350,6 +364,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try call("changes")
+        if let crafted = state.withLock({ $0.craftedChanges }) { return crafted(token) }
         let batch = state.withLock { state in
             let start = token.flatMap { Int($0.rawValue) } ?? state.feed.count
             return ChangeBatch(changes: Array(state.feed[start...]), next: PageToken(String(state.feed.count)), hasMore: false)

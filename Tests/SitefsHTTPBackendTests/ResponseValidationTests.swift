@@ -8,35 +8,7 @@ import SitefsProvider
 import Synchronization
 import Testing
 
-/// A server that answers whatever a test wants, to check that bad responses are refused.
-private func withCraftedServer(
-    status: HTTPResponse.Status = .ok, body: String, headers: HTTPFields = [:],
-    _ test: @Sendable @escaping (HTTPDocumentBackend) throws -> Void
-) async throws {
-    let router = Router()
-    let respond: @Sendable (Request, BasicRequestContext) async throws -> Response = { _, _ in
-        var fields = headers
-        fields[.contentType] = "application/json"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: body)))
-    }
-    router.get("/v1/sites", use: respond)
-    router.get("/v1/items/:id", use: respond)
-    router.get("/v1/items/:id/children", use: respond)
-    router.get("/v1/items/:id/content", use: respond)
-    router.get("/v1/changes", use: respond)
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-    try await app.test(.live) { client in
-        let port = try #require(client.port)
-        let backend = HTTPDocumentBackend(baseURL: "http://127.0.0.1:\(port)", tokens: FixedToken("t"),
-                                          timeouts: .init(connect: .seconds(5), lowSpeedTime: .seconds(5), overall: .seconds(10)))
-        // The backend blocks; run it off the cooperative pool.
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread { continuation.resume(with: Result { try test(backend) }) }.start()
-        }
-    }
-}
-
-private func item(name: String = "Plan.odt", size: Int = 10, parent: String? = "1", kind: String = "file", id: String = "7") -> String {
+private func item(name: String = #""Plan.odt""#, size: Int = 10, parent: String? = "1", kind: String = "file", id: String = "7") -> String {
     let parentJSON = parent.map { "\"\($0)\"" } ?? "null"
     return #"{"id":"\#(id)","parent_id":\#(parentJSON),"site_id":"1","name":\#(name),"kind":"\#(kind)","size":\#(size),"content_type":null,"created_at":"2026-11-01T10:00:00Z","modified_at":"2026-11-01T10:00:00Z","created_by":"a","modified_by":"a","etag":"e","capabilities":["read"]}"#
 }
@@ -52,26 +24,56 @@ private func expectInvalid(_ body: @Sendable () throws -> Void, sourceLocation: 
 }
 
 @Suite struct ResponseValidationTests {
-    @Test(arguments: [#""a/b""#, #"".."""#, #"".""#, #""nul\u0000byte""#, "\"\(String(repeating: "x", count: 256))\"", #""""#])
-    func unusableNamesAreRefused(name: String) async throws {
-        let page = #"{"items":[\#(item(name: name))],"next_cursor":null}"#
+    /// A page's unusable item is left out with its reason; its neighbours still list.
+    @Test(arguments: [#""a/b""#, #""..""#, #"".""#, #""nul\u0000byte""#, "\"\(String(repeating: "x", count: 256))\"", #""""#])
+    func unusableNamesAreLeftOutOfAPage(name: String) async throws {
+        let page = #"{"items":[\#(item(name: name)),\#(item(name: #""fine.odt""#, id: "8"))],"next_cursor":null}"#
         try await withCraftedServer(body: page) { backend in
-            expectInvalid { _ = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10) }
+            let served = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10)
+            #expect(served.items.map(\.name) == ["fine.odt"])
+            #expect(served.refused.count == 1 && served.refused[0].contains("unusable name"), "\(served.refused)")
+            expectInvalid { _ = try backend.item(ItemIdentifier(site: "1", id: "7")) }
         }
     }
 
-    @Test func negativeSizesMalformedJSONAndStrangersAreRefused() async throws {
-        try await withCraftedServer(body: #"{"items":[\#(item(size: -1))],"next_cursor":null}"#) { backend in
-            expectInvalid { _ = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10) }
+    /// A size no file can have: from 2^63 - 1, `tail -c 10` crashed the daemon.
+    @Test(arguments: [-1, Int.max, Int(ProviderItem.maximumSize) + 1])
+    func impossibleSizesAreLeftOut(size: Int) async throws {
+        try await withCraftedServer(body: #"{"items":[\#(item(size: size))],"next_cursor":null}"#) { backend in
+            let served = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10)
+            #expect(served.items.isEmpty && served.refused.count == 1, "\(served.refused)")
         }
+    }
+
+    @Test func aSiteNamedDotDotIsLeftOutAndTheOtherSitesList() async throws {
+        let site = #"{"id":"1","parent_id":null,"site_id":"1","name":"..","kind":"site","size":0,"content_type":null,"created_at":"2026-11-01T10:00:00Z","modified_at":"2026-11-01T10:00:00Z","created_by":"a","modified_by":"a","etag":"e","capabilities":["read"]}"#
+        let good = site.replacingOccurrences(of: #""id":"1""#, with: #""id":"2""#).replacingOccurrences(of: #""site_id":"1""#, with: #""site_id":"2""#)
+            .replacingOccurrences(of: #""name":"..""#, with: #""name":"Harbour""#)
+        try await withCraftedServer(body: #"{"items":[\#(site),\#(good)],"next_cursor":null}"#) { backend in
+            let served = try backend.sites(after: nil, limit: 10)
+            #expect(served.items.map(\.name) == ["Harbour"])
+            #expect(served.refused.count == 1)
+        }
+    }
+
+    @Test func cursorsThatCannotBeCursorsFailThePage() async throws {
+        for cursor in [#""""#, "\"\(String(repeating: "c", count: 5000))\""] {
+            try await withCraftedServer(body: #"{"items":[],"next_cursor":\#(cursor)}"#) { backend in
+                expectInvalid { _ = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10) }
+            }
+        }
+    }
+
+    @Test func malformedJSONAndStrangersAreRefused() async throws {
         try await withCraftedServer(body: #"{"items":[{"id": 7,"#) { backend in
             expectInvalid { _ = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10) }
             expectInvalid { _ = try backend.sites(after: nil, limit: 10) }
         }
-        // An item listed in a folder it does not belong to; a file in the site list.
+        // An item listed in a folder it does not belong to; a file in the site list: left out.
         try await withCraftedServer(body: #"{"items":[\#(item(parent: "99"))],"next_cursor":null}"#) { backend in
-            expectInvalid { _ = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10) }
-            expectInvalid { _ = try backend.sites(after: nil, limit: 10) }
+            let children = try backend.children(of: ItemIdentifier(site: "1", id: "1"), after: nil, limit: 10)
+            let sites = try backend.sites(after: nil, limit: 10)
+            #expect(children.refused.count == 1 && sites.refused.count == 1)
         }
         // Asked for one item, got another.
         try await withCraftedServer(body: item(id: "8")) { backend in
