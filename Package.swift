@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
+        // Already under Hummingbird; named for the server's HTTP parser errors (malformed bodies are 400s).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.70.0"),
     ],
     targets: [
         // Wire vocabulary shared by server and client: item JSON, names, timestamps.
@@ -87,6 +89,7 @@ let package = Package(
             dependencies: [
                 "SitefsAPI", "SitefsCrypto", "SitefsDemoContent",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -16,6 +16,22 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("token-ttl"), help: "Seconds a session token stays valid.") var tokenLifetime: Int64 = 7 * 24 * 3600
     @Option(name: .customLong("max-upload"), help: "Largest accepted upload in bytes.") var maximumUpload: Int64 = 16 << 30
 
+    /// A token lifetime of 0 or less made sessions that never worked; 10^14 seconds
+    /// overflowed the expiry at the first sign-in and crashed the server (issue 17).
+    static let tokenLifetimes: ClosedRange<Int64> = 60...(10 * 365 * 24 * 3600)
+    static let uploadLimits: ClosedRange<Int64> = 1...(1 << 50)
+
+    func validate() throws {
+        guard Self.tokenLifetimes.contains(tokenLifetime) else {
+            throw ValidationError("--token-ttl must be \(Self.tokenLifetimes.lowerBound) to \(Self.tokenLifetimes.upperBound) seconds (10 years)")
+        }
+        guard Self.uploadLimits.contains(maximumUpload) else {
+            throw ValidationError("--max-upload must be 1 to \(Self.uploadLimits.upperBound) bytes")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard !host.isEmpty else { throw ValidationError("--host must name an address") }
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         let logger = Logger(label: "sitefs-server")

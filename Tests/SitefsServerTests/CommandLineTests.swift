@@ -26,6 +26,18 @@ import Testing
         return Curl(baseURL: curl.baseURL, token: grant.token)
     }
 
+    /// Every flag is checked before the server starts: a token lifetime of 10^17 seconds once
+    /// started and crashed at the first sign-in.
+    @Test func serveRefusesFlagsOutOfRange() throws {
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for (flag, value) in [("--token-ttl", "99999999999999999"), ("--token-ttl", "0"), ("--token-ttl", "-5"),
+                              ("--max-upload", "0"), ("--port", "70000")] {
+            let result = try run(ServerProcess.executable, ["serve", "--data", data.path, flag, value], timeout: 30)
+            #expect(result.status != 0, "\(flag) \(value) was accepted")
+            #expect(result.err.contains(flag), "\(flag) \(value): \(result.err)")
+        }
+    }
+
     @Test func adminCommandsThenServeWithARequestLog() throws {
         defer { try? FileManager.default.removeItem(at: scratch) }
         // A folder tree to import, with a symlink that must be skipped.

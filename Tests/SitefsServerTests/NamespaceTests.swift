@@ -54,6 +54,35 @@ import Testing
         }
     }
 
+    /// Renames compare names as bytes too: renaming to the other normalisation of a taken
+    /// name is a clash (409), not a database error (500), and renaming a file to the other
+    /// normalisation of its own name is a rename.
+    @Test func renamesCompareNamesBytewise() async throws {
+        try await Self.withSite { api, site in
+            let composed = try await api.createFile("caf\u{E9}.txt", in: site.id, text: "composed")
+            _ = try await api.createFile("cafe\u{301}.txt", in: site.id, text: "decomposed")
+            let clash = try await api.patch(composed.id, ItemPatch(name: "cafe\u{301}.txt"))
+            try clash.expect(.conflict)
+            #expect(clash.errorCode == "name_taken")
+            let other = try await api.createFile("other.txt", in: site.id, text: "o")
+            let renamed = try await api.patch(other.id, ItemPatch(name: "ot\u{68}er\u{301}.txt"))
+            try renamed.expect(.ok)
+            let names = try await api.allChildren(site.id).map { Array($0.name.utf8) }
+            #expect(names.contains(Array("other\u{301}.txt".utf8)))
+        }
+    }
+
+    /// Item ids have one spelling: `005` is not item 5.
+    @Test func itemIdsHaveNoAliases() async throws {
+        try await Self.withSite { api, site in
+            try await api.send(.get, "/v1/items/\(site.id)").expect(.ok)
+            for alias in ["0\(site.id)", "00\(site.id)", "+\(site.id)", "\(site.id).0", " \(site.id)"] {
+                let encoded = alias.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? alias
+                try await api.send(.get, "/v1/items/\(encoded)").expect(.notFound)
+            }
+        }
+    }
+
     @Test func renameMoveAndSetModificationTime() async throws {
         try await Self.withSite { api, site in
             let plans = try await api.createFolder("Plans", in: site.id)

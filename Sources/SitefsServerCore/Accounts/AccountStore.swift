@@ -29,7 +29,7 @@ public struct AccountStore: Sendable {
         let allowed = name.unicodeScalars.allSatisfy {
             ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._@-".unicodeScalars.contains($0))
         }
-        guard !name.isEmpty, name.count <= 64, allowed else {
+        guard !name.isEmpty, name.unicodeScalars.count <= 64, allowed else {
             throw APIError.badRequest("user names are 1-64 letters, digits or . _ @ -", code: "invalid_user_name")
         }
     }
@@ -52,14 +52,25 @@ public struct AccountStore: Sendable {
     }
 
     /// Checks a password and opens a session. Wrong user and wrong password are the same 401.
+    /// A name no user can have (one with a NUL byte, which SQLite's text binding would cut
+    /// short: `anna\0garbage` signed in as anna) is an unknown user, checked against the decoy.
     public func signIn(username: String, password: String) async throws -> SessionGrant {
-        let user = try await metadata.read { db -> (id: Int64, hash: String)? in
-            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM users WHERE name = ?", arguments: [username])
-                .map { ($0["id"], $0["password_hash"]) }
-        }
+        let possible = (try? Self.validateUserName(username)) != nil
+        let user = possible ? try await lookUpUser(username) : nil
         guard PasswordHash.verify(password: password, stored: user?.hash ?? decoyHash), let userID = user?.id else {
             throw APIError.unauthorized("wrong user name or password")
         }
+        return try await openSession(for: userID)
+    }
+
+    private func lookUpUser(_ username: String) async throws -> (id: Int64, hash: String)? {
+        try await metadata.read { db -> (id: Int64, hash: String)? in
+            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM users WHERE name = ?", arguments: [username])
+                .map { ($0["id"], $0["password_hash"]) }
+        }
+    }
+
+    private func openSession(for userID: Int64) async throws -> SessionGrant {
         let token = Base64URL.encode(SecureRandom.bytes(count: 32))
         let now = Timestamp.now().microseconds
         let expires = now + tokenLifetimeSeconds * 1_000_000

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// Turns every error into the API's JSON error response, so clients always get
 /// `{"error": {"code", "message"}}`, and the request log sees the real status.
@@ -17,6 +18,11 @@ struct ErrorMiddleware: RouterMiddleware {
             if error.status == .notFound && error.body == nil { converted.message = "no such endpoint" }
             converted.extraHeaders = error.headers
             return try converted.response(from: request, context: context)
+        } catch let error as HTTPParserError {
+            // The client's request did not parse (a body shorter than its Content-Length, a
+            // bad chunk size): its fault, not the server's.
+            return try APIError.badRequest("malformed request: \(error)", code: "malformed_request")
+                .response(from: request, context: context)
         } catch {
             logger.error("internal error in \(request.method) \(request.uri.path): \(error)")
             return try APIError(.internalServerError, code: "internal", "the server failed; see its log")

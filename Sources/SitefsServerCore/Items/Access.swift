@@ -66,11 +66,13 @@ struct VisibleItem: Sendable {
     }
 }
 
-/// API item ids are the decimal row id; anything else is simply not found.
+/// API item ids are the decimal row id, written as the server writes it; anything else is
+/// simply not found. `005` is not item 5: an id has one spelling, so nothing keyed by ids
+/// (a client's cache, a log) can be told two names for one item.
 enum ItemID {
     static func parse(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let value = Int64(text), value > 0
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let value = Int64(text), value > 0, String(value) == text
         else { return nil }
         return value
     }

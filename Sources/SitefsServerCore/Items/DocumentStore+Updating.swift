@@ -52,7 +52,7 @@ extension DocumentStore {
                 ?? source.row.parentID!
             let name = patch.name ?? source.row.name
             let moved = destination != source.row.parentID
-            if moved || name != source.row.name,
+            if moved || !ItemName.same(name, source.row.name),
                let occupant = try ItemRow.fetch(db, parentID: destination, name: name), occupant.id != source.row.id {
                 guard patch.replace == true else {
                     throw APIError.conflict("an item named '\(name)' already exists in the destination folder")
@@ -64,7 +64,7 @@ extension DocumentStore {
                 arguments: [name, destination, patch.modifiedAt?.microseconds ?? source.row.modifiedAt,
                             // A folder's etag tracks its own metadata; a file's only its content, so
                             // an upload based on a version survives a rename of the file.
-                            source.row.kind == .folder && (moved || name != source.row.name) ? BlobStore.newName() : source.row.etag,
+                            source.row.kind == .folder && (moved || !ItemName.same(name, source.row.name)) ? BlobStore.newName() : source.row.etag,
                             source.row.id])
             if moved {
                 try Mutation.recordEntry(db, site: source.row.siteID, item: source.row.id)

@@ -1,0 +1,86 @@
+import Foundation
+import HummingbirdTesting
+import SitefsAPI
+import Testing
+@testable import SitefsServerCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a broken or hostile client sends is refused with a clear 4xx, never a 500 or a
+/// crash, and never read as something else (issue 17).
+@Suite struct HostileClientTests {
+    @Test func malformedUploadBodiesAre400NotA500() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        try await env.application.test(.live) { client in
+            let port = try #require(client.port)
+            let token = try await APIClient.signedIn(client, user: "anna").token!
+            let head = "POST /v1/items/\(site.id)/children?name=a.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+            // A body shorter than its Content-Length, the client done sending.
+            let short = try RawHTTP.exchange(port: port, head + "Content-Length: 100\r\n\r\nshort", finishSending: true)
+            #expect(short.hasPrefix("HTTP/1.1 400"), "\(short.prefix(200))")
+            #expect(short.contains("malformed_request"))
+            // A chunk size that is not hexadecimal.
+            let chunked = try RawHTTP.exchange(port: port, head + "Transfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n")
+            #expect(chunked.hasPrefix("HTTP/1.1 400"), "\(chunked.prefix(200))")
+        }
+        #expect(try await env.storage.documents.children(of: site.id, cursor: nil, limit: 10, for: .administrator("admin")).items.isEmpty,
+                "a malformed upload left a file")
+    }
+
+    /// SQLite's text binding stopped at a NUL: `anna\0garbage` signed in as anna.
+    @Test func aUserNameWithANULSignsNobodyIn() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna", password: "secret")
+        try await env.withRouter { client in
+            let api = APIClient(client)
+            for name in ["anna\u{0}garbage", "anna\u{0}", "\u{0}anna"] {
+                let response = try await api.send(.post, "/v1/session", json: SessionRequest(username: name, password: "secret"))
+                try response.expect(.unauthorized)
+            }
+            try await api.send(.post, "/v1/session", json: SessionRequest(username: "anna", password: "secret")).expect(.created)
+        }
+    }
+}
+
+/// One HTTP/1.1 exchange over a plain socket, bytes exactly as given: for requests no HTTP
+/// client library would send. Returns what the server answered before closing or 5 s.
+enum RawHTTP {
+    static func exchange(port: Int, _ request: String, finishSending: Bool = false) throws -> String {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let bytes = Array(request.utf8)
+        guard send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw POSIXError(.EPIPE) }
+        if finishSending { shutdown(descriptor, Int32(SHUT_WR)) }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            answer += buffer[0..<count]
+            // One response is enough: stop at the end of its body (the server may keep the connection).
+            if let text = String(bytes: answer, encoding: .utf8), let end = text.range(of: "\r\n\r\n"),
+               let length = text[..<end.lowerBound].split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
+                .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }),
+               text.utf8.distance(from: end.upperBound.samePosition(in: text.utf8)!, to: text.utf8.endIndex) >= length {
+                break
+            }
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
