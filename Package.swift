@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.5.0"),
         // Already under Hummingbird; named for the server's HTTP parser errors (malformed bodies are 400s).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.70.0"),
+        // Already under Hummingbird: the request parts a server channel handler sees.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
     ],
     targets: [
         // Wire vocabulary shared by server and client: item JSON, names, timestamps.
@@ -89,7 +91,9 @@ let package = Package(
             dependencies: [
                 "SitefsAPI", "SitefsCrypto", "SitefsDemoContent",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -15,6 +15,10 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Seed user demo (password demo) and two sample sites, if absent.") var demo = false
     @Option(name: .customLong("token-ttl"), help: "Seconds a session token stays valid.") var tokenLifetime: Int64 = 7 * 24 * 3600
     @Option(name: .customLong("max-upload"), help: "Largest accepted upload in bytes.") var maximumUpload: Int64 = 16 << 30
+    @Option(name: .customLong("connection-timeout"),
+            help: "Seconds an idle connection, a request head still arriving or a stalled request body is kept open.")
+    var connectionTimeout: Int = 60
+    @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait.") var maximumConnections = 256
 
     /// A token lifetime of 0 or less made sessions that never worked; 10^14 seconds
     /// overflowed the expiry at the first sign-in and crashed the server (issue 17).
@@ -29,6 +33,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-upload must be 1 to \(Self.uploadLimits.upperBound) bytes")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        guard (1...3600).contains(connectionTimeout) else { throw ValidationError("--connection-timeout must be 1 to 3600 seconds") }
+        guard (1...100_000).contains(maximumConnections) else { throw ValidationError("--max-connections must be 1 to 100000") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address") }
     }
 
@@ -37,7 +43,8 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "sitefs-server")
         let configuration = ServerConfiguration(
             dataDirectory: URL(fileURLWithPath: options.data), host: host, port: port,
-            tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload)
+            tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload,
+            connectionTimeout: .seconds(connectionTimeout), maximumConnections: maximumConnections)
         let storage = try ServerStorage(configuration: configuration)
         if demo {
             let created = try await DemoSeeder(storage: storage).seed()

@@ -13,6 +13,11 @@ public struct ServerConfiguration: Sendable {
     public var maximumUploadBytes: Int64
     /// PBKDF2 rounds for new password hashes (existing hashes carry their own count).
     public var passwordIterations: Int
+    /// A connection with no request under way (idle, or a request head still arriving) is
+    /// closed after this; so is one whose request body stops arriving for this long.
+    public var connectionTimeout: Duration
+    /// Connections served at once; more wait in the listen backlog.
+    public var maximumConnections: Int
 
     public init(
         dataDirectory: URL,
@@ -20,7 +25,9 @@ public struct ServerConfiguration: Sendable {
         port: Int = 8080,
         tokenLifetimeSeconds: Int64 = 7 * 24 * 3600,
         maximumUploadBytes: Int64 = 16 << 30,
-        passwordIterations: Int = 210_000
+        passwordIterations: Int = 210_000,
+        connectionTimeout: Duration = .seconds(60),
+        maximumConnections: Int = 256
     ) {
         self.dataDirectory = dataDirectory
         self.host = host
@@ -28,5 +35,7 @@ public struct ServerConfiguration: Sendable {
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.maximumUploadBytes = maximumUploadBytes
         self.passwordIterations = passwordIterations
+        self.connectionTimeout = connectionTimeout
+        self.maximumConnections = maximumConnections
     }
 }

@@ -21,15 +21,37 @@ import Glibc
             let token = try await APIClient.signedIn(client, user: "anna").token!
             let head = "POST /v1/items/\(site.id)/children?name=a.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
             // A body shorter than its Content-Length, the client done sending.
-            let short = try RawHTTP.exchange(port: port, head + "Content-Length: 100\r\n\r\nshort", finishSending: true)
+            let short = try await RawHTTP.exchange(port: port, head + "Content-Length: 100\r\n\r\nshort", finishSending: true)
             #expect(short.hasPrefix("HTTP/1.1 400"), "\(short.prefix(200))")
             #expect(short.contains("malformed_request"))
             // A chunk size that is not hexadecimal.
-            let chunked = try RawHTTP.exchange(port: port, head + "Transfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n")
+            let chunked = try await RawHTTP.exchange(port: port, head + "Transfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n")
             #expect(chunked.hasPrefix("HTTP/1.1 400"), "\(chunked.prefix(200))")
         }
         #expect(try await env.storage.documents.children(of: site.id, cursor: nil, limit: 10, for: .administrator("admin")).items.isEmpty,
                 "a malformed upload left a file")
+    }
+
+    /// Idle connections, request heads still arriving and stalled bodies are closed after the
+    /// connection timeout (1 s here); the server goes on answering.
+    @Test func slowAndIdleConnectionsAreClosed() async throws {
+        let env = try TestEnvironment(connectionTimeout: .seconds(1))
+        defer { env.remove() }
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        try await env.application.test(.live) { client in
+            let port = try #require(client.port)
+            let token = try await APIClient.signedIn(client, user: "anna").token!
+            let upload = "POST /v1/items/\(site.id)/children?name=a.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+            for (what, partial) in [("idle", ""), ("half a head", "GET /v1/sites HTTP/1.1\r\nHost: x\r\n"),
+                                    ("half a body", upload + "Content-Length: 100\r\n\r\nhalf")] {
+                let closedAfter = try await RawHTTP.secondsUntilClosed(port: port, sending: partial, giveUpAfter: 10)
+                #expect(closedAfter.map { $0 < 8 } == true, "\(what): still open after \(closedAfter ?? 10) s")
+            }
+            // (On a new connection: the test client's kept-alive one was idle long enough to go too.)
+            let answer = try await RawHTTP.exchange(port: port, "GET /v1/sites HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(100))")
+        }
     }
 
     /// SQLite's text binding stopped at a NUL: `anna\0garbage` signed in as anna.
@@ -49,19 +71,62 @@ import Glibc
 
 /// One HTTP/1.1 exchange over a plain socket, bytes exactly as given: for requests no HTTP
 /// client library would send. Returns what the server answered before closing or 5 s.
+///
+/// The socket calls block, so they run on a thread of their own: on the test's cooperative
+/// thread they would starve the in-process server's request handlers, which share that pool.
 enum RawHTTP {
-    static func exchange(port: Int, _ request: String, finishSending: Bool = false) throws -> String {
+    static func exchange(port: Int, _ request: String, finishSending: Bool = false) async throws -> String {
+        try await offThePool { try blockingExchange(port: port, request, finishSending: finishSending) }
+    }
+
+    /// Connects, sends `bytes`, and waits for the server to close: the seconds that took, or
+    /// nil if it had not after `giveUpAfter`.
+    static func secondsUntilClosed(port: Int, sending bytes: String, giveUpAfter limit: Double) async throws -> Double? {
+        try await offThePool { try blockingSecondsUntilClosed(port: port, sending: bytes, giveUpAfter: limit) }
+    }
+
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    private static func blockingSecondsUntilClosed(port: Int, sending bytes: String, giveUpAfter limit: Double) throws -> Double? {
+        let descriptor = try connected(port)
+        defer { close(descriptor) }
+        let started = Date()
+        let data = Array(bytes.utf8)
+        if !data.isEmpty { _ = send(descriptor, data, data.count, Int32(MSG_NOSIGNAL)) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(started) < limit {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 200) > 0 else { continue }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return Date().timeIntervalSince(started) }
+        }
+        return nil
+    }
+
+    private static func connected(_ port: Int) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw POSIXError(.EIO) }
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
+        let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        guard status == 0 else {
+            close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return descriptor
+    }
+
+    private static func blockingExchange(port: Int, _ request: String, finishSending: Bool) throws -> String {
+        let descriptor = try connected(port)
+        defer { close(descriptor) }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let bytes = Array(request.utf8)

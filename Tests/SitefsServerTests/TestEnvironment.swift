@@ -13,13 +13,14 @@ struct TestEnvironment: Sendable {
     let configuration: ServerConfiguration
     let storage: ServerStorage
 
-    init(tokenLifetimeSeconds: Int64 = 3600, maximumUploadBytes: Int64 = 1 << 30, directory: URL? = nil) throws {
+    init(tokenLifetimeSeconds: Int64 = 3600, maximumUploadBytes: Int64 = 1 << 30, directory: URL? = nil,
+         connectionTimeout: Duration = .seconds(60)) throws {
         let directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("sitefs-server-tests-\(UUID().uuidString)", isDirectory: true)
         self.directory = directory
         configuration = ServerConfiguration(
             dataDirectory: directory, host: "127.0.0.1", port: 0, tokenLifetimeSeconds: tokenLifetimeSeconds,
-            maximumUploadBytes: maximumUploadBytes, passwordIterations: 1_000)
+            maximumUploadBytes: maximumUploadBytes, passwordIterations: 1_000, connectionTimeout: connectionTimeout)
         storage = try ServerStorage(configuration: configuration)
     }
 

@@ -11,15 +11,22 @@ public struct AccountStore: Sendable {
     let metadata: MetadataStore
     let tokenLifetimeSeconds: Int64
     let passwordIterations: Int
+    /// Failed sign-ins per user and address: too many in a row wait (429).
+    public let throttle: SignInThrottle
+    /// Where sign-ins' password hashing runs: off the request threads, a few at a time.
+    public let hashing: HashingGate
 
     /// A hash of a password nobody has, checked when the user is unknown so that a wrong
     /// user name costs as much time as a wrong password.
     private let decoyHash: String
 
-    init(metadata: MetadataStore, tokenLifetimeSeconds: Int64, passwordIterations: Int) {
+    init(metadata: MetadataStore, tokenLifetimeSeconds: Int64, passwordIterations: Int,
+         throttle: SignInThrottle = SignInThrottle(), hashing: HashingGate = HashingGate()) {
         self.metadata = metadata
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.passwordIterations = passwordIterations
+        self.throttle = throttle
+        self.hashing = hashing
         self.decoyHash = PasswordHash.make(password: Hex.encode(SecureRandom.bytes(count: 16)), iterations: passwordIterations)
     }
 
@@ -54,12 +61,21 @@ public struct AccountStore: Sendable {
     /// Checks a password and opens a session. Wrong user and wrong password are the same 401.
     /// A name no user can have (one with a NUL byte, which SQLite's text binding would cut
     /// short: `anna\0garbage` signed in as anna) is an unknown user, checked against the decoy.
-    public func signIn(username: String, password: String) async throws -> SessionGrant {
+    ///
+    /// Attempts too soon after failed ones (per user name and per `address`) are refused with
+    /// 429 before any hashing (`SignInThrottle`); the hash itself runs off the request threads
+    /// (`HashingGate`).
+    public func signIn(username: String, password: String, address: String? = nil) async throws -> SessionGrant {
+        if let wait = throttle.wait(user: username, address: address) { throw APIError.tooManyAttempts(retryAfter: wait) }
         let possible = (try? Self.validateUserName(username)) != nil
         let user = possible ? try await lookUpUser(username) : nil
-        guard PasswordHash.verify(password: password, stored: user?.hash ?? decoyHash), let userID = user?.id else {
+        let stored = user?.hash ?? decoyHash
+        let matches = try await hashing.run { PasswordHash.verify(password: password, stored: stored) }
+        guard matches, let userID = user?.id else {
+            throttle.failed(user: username, address: address)
             throw APIError.unauthorized("wrong user name or password")
         }
+        throttle.succeeded(user: username, address: address)
         return try await openSession(for: userID)
     }
 

@@ -55,6 +55,20 @@ extension APIError {
         APIError(.preconditionFailed, code: "version_mismatch",
                  "the item's version is now \(current.etag)", item: current)
     }
+    /// 429: this attempt comes too soon after failed ones (`SignInThrottle`).
+    static func tooManyAttempts(retryAfter wait: Duration) -> APIError {
+        let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+        var error = APIError(.tooManyRequests, code: "too_many_attempts",
+                             "too many failed sign-ins; try again in \(seconds) s")
+        error.extraHeaders[.retryAfter] = String(seconds)
+        return error
+    }
+    /// 503: the server is too busy for this now.
+    static func busy(retryAfterSeconds seconds: Int) -> APIError {
+        var error = APIError(.serviceUnavailable, code: "busy", "the server is busy; try again in \(seconds) s")
+        error.extraHeaders[.retryAfter] = String(seconds)
+        return error
+    }
     static func contentTooLarge(limit: Int64) -> APIError {
         APIError(.contentTooLarge, code: "too_large", "the body is larger than the server's limit of \(limit) bytes")
     }

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 
 /// Builds the HTTP application: routes of API v1 over a data directory.
 public enum DocumentServer {
@@ -38,9 +40,16 @@ public enum DocumentServer {
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
     ) -> some ApplicationProtocol {
         let host = configuration.host
+        let timeout = configuration.connectionTimeout
+        // Slow and idle connections are closed, and their number is capped (issue 17: 600 idle
+        // connections under a 512-descriptor limit made sign-in time out).
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [BodyStallHandler(timeout: timeout)],
+                                               idleTimeout: TimeAmount(timeout))
         return Application(
             router: router(storage: storage, logger: logger),
-            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sitefs-server"),
+            server: .http1(configuration: http1),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sitefs-server",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? configuration.port) },
             logger: logger)
     }

@@ -7,7 +7,8 @@ struct SessionRoutes {
 
     func signIn(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let credentials = try await JSONBody.decode(SessionRequest.self, from: request, context: context)
-        let grant = try await accounts.signIn(username: credentials.username, password: credentials.password)
+        let grant = try await accounts.signIn(username: credentials.username, password: credentials.password,
+                                              address: context.clientAddress)
         return JSONBody.response(grant, status: .created, headers: [.cacheControl: "no-store"])
     }
 
