@@ -8,10 +8,13 @@ struct CredentialStore: Sendable {
         var user: String
         var token: String
         var expiresAt: String
+        /// The certificate authorities given at login (`--ca-file`), used by later commands.
+        var caFile: String?
 
         enum CodingKeys: String, CodingKey {
             case user, token
             case expiresAt = "expires_at"
+            case caFile = "ca_file"
         }
     }
 

@@ -8,21 +8,24 @@ struct Login: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in to a server. The password is read from the terminal or standard input, never from arguments.")
 
-    @Argument(help: "The server, e.g. http://127.0.0.1:8080") var url: String
+    @Argument(help: "The server, e.g. https://files.example.org or http://127.0.0.1:8080") var url: String
     @Option(help: "User name.") var user: String
+    @OptionGroup var transport: TransportOptions
 
     func run() throws {
         let server = CredentialStore.normalize(url)
+        try TransportSecurity.check(server, allowInsecureHTTP: transport.allowInsecureHTTP)
+        let store = CredentialStore.standard
+        let caFile = try TransportSecurity.caFile(given: transport.caFile, stored: store.entry(for: server)?.caFile)
         let password = try PasswordInput.read(confirm: false)
         let grant: SitefsAPI.SessionGrant
         do {
-            grant = try HTTPDocumentBackend.signIn(baseURL: server, username: user, password: password)
+            grant = try HTTPDocumentBackend.signIn(baseURL: server, username: user, password: password, caFile: caFile)
         } catch {
             throw UserFacingError("sign-in to \(server) failed: \(error)")
         }
-        let store = CredentialStore.standard
         var entries = store.load()
-        entries[server] = .init(user: user, token: grant.token, expiresAt: grant.expiresAt.rfc3339)
+        entries[server] = .init(user: user, token: grant.token, expiresAt: grant.expiresAt.rfc3339, caFile: caFile)
         try store.save(entries)
         print("signed in to \(server) as \(user) (until \(grant.expiresAt.rfc3339))")
     }
@@ -39,7 +42,7 @@ struct Logout: ParsableCommand {
         var entries = store.load()
         guard let entry = entries.removeValue(forKey: server) else { throw UserFacingError("not signed in to \(server)") }
         do {
-            try HTTPDocumentBackend(baseURL: server, tokens: FixedToken(entry.token)).signOut()
+            try HTTPDocumentBackend(baseURL: server, tokens: FixedToken(entry.token), caFile: entry.caFile).signOut()
         } catch ProviderError.notAuthenticated {
             // Already expired or revoked: forgetting it is all that is left.
         } catch {

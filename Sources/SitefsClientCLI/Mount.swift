@@ -33,6 +33,7 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("write-back-delay"),
             help: "Seconds a closed file is left alone before it is uploaded (editors' temp-file saves fold into one version).")
     var writeBackDelay: Double = 2
+    @OptionGroup var transport: TransportOptions
     @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
 
     func validate() throws {
@@ -46,9 +47,11 @@ struct Mount: ParsableCommand {
     func run() throws {
         let server = CredentialStore.normalize(url)
         let target = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
+        if !daemonChild { try TransportSecurity.check(server, allowInsecureHTTP: transport.allowInsecureHTTP) }
         guard let credentials = CredentialStore.standard.entry(for: server) else {
             throw UserFacingError("not signed in to \(server): run `sitefs login \(server) --user NAME`")
         }
+        let caFile = try TransportSecurity.caFile(given: transport.caFile, stored: credentials.caFile)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UserFacingError("mount point \(target) is not an existing folder")
@@ -57,15 +60,15 @@ struct Mount: ParsableCommand {
         try MountPreflight.check(mountpoint: target, allowOther: allowOther)
         let cache = cacheDirectory ?? Self.defaultCacheDirectory(server: server, user: credentials.user, mountpoint: target)
         if daemonChild || foreground {
-            try MountDaemon(options: self, server: server, mountpoint: target, cacheDirectory: cache).run()
+            try MountDaemon(options: self, server: server, mountpoint: target, cacheDirectory: cache, caFile: caFile).run()
         } else {
-            try spawnDaemon(server: server, mountpoint: target, cacheDirectory: cache)
+            try spawnDaemon(server: server, mountpoint: target, cacheDirectory: cache, caFile: caFile)
         }
     }
 
     /// Starts a fresh process for the daemon (never fork once threads exist) and waits for
     /// it to say the mount is live, or why it is not.
-    private func spawnDaemon(server: String, mountpoint: String, cacheDirectory: String) throws {
+    private func spawnDaemon(server: String, mountpoint: String, cacheDirectory: String, caFile: String?) throws {
         let log = logFile ?? URL(fileURLWithPath: cacheDirectory).appendingPathComponent("sitefs.log").path
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -77,6 +80,7 @@ struct Mount: ParsableCommand {
                          "--write-back-delay", String(writeBackDelay)]
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
+        if let caFile { arguments += ["--ca-file", caFile] }
         process.arguments = arguments
         let ready = Pipe()
         process.standardOutput = ready

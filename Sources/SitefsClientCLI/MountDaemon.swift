@@ -14,6 +14,8 @@ struct MountDaemon {
     let server: String
     let mountpoint: String
     let cacheDirectory: String
+    /// The certificate authorities trusted for https (nil: the system's).
+    let caFile: String?
 
     func run() throws {
         do {
@@ -42,7 +44,7 @@ struct MountDaemon {
         let timeouts = HTTPClient.Timeouts(connect: .seconds(options.ioTimeout), lowSpeedLimit: 1,
                                            lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
         let backend = HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
-                                          timeouts: timeouts)
+                                          timeouts: timeouts, caFile: caFile)
         try probe(backend)
         let configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),

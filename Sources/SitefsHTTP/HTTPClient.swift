@@ -9,15 +9,18 @@ public final class HTTPClient: Sendable {
     /// Scheme, host, port and optional path prefix, e.g. `https://files.example.org/api`.
     public let baseURL: String
     public let timeouts: Timeouts
+    /// PEM file of the certificate authorities trusted for HTTPS (nil: the system's).
+    public let caFile: String?
     private let pool: EasyHandlePool
 
     /// - Parameter maxIdleHandles: how many idle handles (and their connections) are kept;
     ///   a burst of more concurrent requests makes extra handles that are closed afterwards.
-    public init(baseURL: String, timeouts: Timeouts = .default, maxIdleHandles: Int = 8) {
+    public init(baseURL: String, timeouts: Timeouts = .default, maxIdleHandles: Int = 8, caFile: String? = nil) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
         self.timeouts = timeouts
+        self.caFile = caFile
         pool = EasyHandlePool(capacity: maxIdleHandles)
     }
 
@@ -28,7 +31,7 @@ public final class HTTPClient: Sendable {
         let url = try url(for: request.path)
         let handle = try pool.checkOut()
         defer { pool.checkIn(handle) }
-        return try Transfer(handle: handle, url: url, timeouts: timeouts).run(request, into: sink)
+        return try Transfer(handle: handle, url: url, timeouts: timeouts, caFile: caFile).run(request, into: sink)
     }
 
     /// Idle handles in the pool; for tests.

@@ -9,6 +9,8 @@ struct Transfer {
     let handle: EasyHandle
     let url: String
     let timeouts: HTTPClient.Timeouts
+    /// PEM file of the certificate authorities to trust for HTTPS; nil: the system's.
+    let caFile: String?
 
     func run(_ request: HTTPRequest, into sink: ResponseSink) throws(HTTPClientError) -> HTTPResponse {
         if request.method == .head, request.body != .none {
@@ -54,6 +56,11 @@ struct Transfer {
         try handle.set(CURLOPT_NOSIGNAL, true)
         try handle.set(CURLOPT_URL, string: url)
         try handle.set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+        // Certificates and host names are always checked (libcurl's defaults, stated here so
+        // no later change turns them off); `caFile` only says whom to trust.
+        try handle.set(CURLOPT_SSL_VERIFYPEER, true)
+        try handle.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile { try handle.set(CURLOPT_CAINFO, string: caFile) }
         try handle.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
         // The caller's path is already encoded; libcurl must not squash "/../" or the like.
         try handle.set(CURLOPT_PATH_AS_IS, true)

@@ -10,8 +10,9 @@ public final class HTTPDocumentBackend: DocumentBackend {
     let client: HTTPClient
     let tokens: any TokenSource
 
-    public init(baseURL: String, tokens: any TokenSource, timeouts: HTTPClient.Timeouts = .default) {
-        client = HTTPClient(baseURL: baseURL, timeouts: timeouts)
+    /// `caFile`: the certificate authorities to trust for HTTPS (nil: the system's).
+    public init(baseURL: String, tokens: any TokenSource, timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil) {
+        client = HTTPClient(baseURL: baseURL, timeouts: timeouts, caFile: caFile)
         self.tokens = tokens
     }
 
@@ -144,8 +145,8 @@ public final class HTTPDocumentBackend: DocumentBackend {
 
     /// Exchanges a password for a session token.
     public static func signIn(baseURL: String, username: String, password: String,
-                              timeouts: HTTPClient.Timeouts = .default) throws(ProviderError) -> SessionGrant {
-        let backend = HTTPDocumentBackend(baseURL: baseURL, tokens: FixedToken(nil), timeouts: timeouts)
+                              timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil) throws(ProviderError) -> SessionGrant {
+        let backend = HTTPDocumentBackend(baseURL: baseURL, tokens: FixedToken(nil), timeouts: timeouts, caFile: caFile)
         let body = try encode(SessionRequest(username: username, password: password))
         return try backend.json(SessionGrant.self, .post, "/v1/session", body: .bytes(body), json: true)
     }

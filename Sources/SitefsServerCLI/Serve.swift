@@ -19,11 +19,21 @@ struct Serve: AsyncParsableCommand {
             help: "Seconds an idle connection, a request head still arriving or a stalled request body is kept open.")
     var connectionTimeout: Int = 60
     @Option(name: .customLong("max-connections"), help: "Connections served at once; more wait.") var maximumConnections = 256
+    @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this certificate chain (PEM); needs --tls-key.")
+    var tlsCertificate: String?
+    @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
 
     /// A token lifetime of 0 or less made sessions that never worked; 10^14 seconds
     /// overflowed the expiry at the first sign-in and crashed the server (issue 17).
     static let tokenLifetimes: ClosedRange<Int64> = 60...(10 * 365 * 24 * 3600)
     static let uploadLimits: ClosedRange<Int64> = 1...(1 << 50)
+
+    /// 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches.
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil } && parts[0] == "127"
+    }
 
     func validate() throws {
         guard Self.tokenLifetimes.contains(tokenLifetime) else {
@@ -36,6 +46,10 @@ struct Serve: AsyncParsableCommand {
         guard (1...3600).contains(connectionTimeout) else { throw ValidationError("--connection-timeout must be 1 to 3600 seconds") }
         guard (1...100_000).contains(maximumConnections) else { throw ValidationError("--max-connections must be 1 to 100000") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address") }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        for path in [tlsCertificate, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: path) {
+            throw ValidationError("cannot read \(path)")
+        }
     }
 
     func run() async throws {
@@ -44,15 +58,20 @@ struct Serve: AsyncParsableCommand {
         let configuration = ServerConfiguration(
             dataDirectory: URL(fileURLWithPath: options.data), host: host, port: port,
             tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload,
-            connectionTimeout: .seconds(connectionTimeout), maximumConnections: maximumConnections)
+            connectionTimeout: .seconds(connectionTimeout), maximumConnections: maximumConnections,
+            tls: tlsCertificate.map { ServerConfiguration.TLSFiles(certificateChain: $0, privateKey: tlsKey!) })
+        if configuration.tls == nil, !Self.isLoopback(host) {
+            logger.warning("serving plain HTTP on \(host): passwords, tokens and documents travel unencrypted; use --tls-cert and --tls-key, or a TLS proxy in front")
+        }
         let storage = try ServerStorage(configuration: configuration)
         if demo {
             let created = try await DemoSeeder(storage: storage).seed()
             if !created.isEmpty { logger.info("demo: seeded \(created.joined(separator: ", ")); sign in as demo / demo") }
         }
-        let app = DocumentServer.application(storage: storage, configuration: configuration, logger: logger) { host, port in
+        let scheme = configuration.scheme
+        let app = try DocumentServer.application(storage: storage, configuration: configuration, logger: logger) { host, port in
             // The first line on stdout, exactly: scripts and tests wait for it.
-            FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+            FileHandle.standardOutput.write(Data("listening on \(scheme)://\(host):\(port)\n".utf8))
         }
         try await app.runService()
     }

@@ -18,6 +18,21 @@ public struct ServerConfiguration: Sendable {
     public var connectionTimeout: Duration
     /// Connections served at once; more wait in the listen backlog.
     public var maximumConnections: Int
+    /// Serve HTTPS with this certificate chain and key (PEM files); nil: plain HTTP.
+    public var tls: TLSFiles?
+
+    public struct TLSFiles: Sendable {
+        public var certificateChain: String
+        public var privateKey: String
+
+        public init(certificateChain: String, privateKey: String) {
+            self.certificateChain = certificateChain
+            self.privateKey = privateKey
+        }
+    }
+
+    /// "http" or "https", as the server is reached.
+    public var scheme: String { tls == nil ? "http" : "https" }
 
     public init(
         dataDirectory: URL,
@@ -27,7 +42,8 @@ public struct ServerConfiguration: Sendable {
         maximumUploadBytes: Int64 = 16 << 30,
         passwordIterations: Int = 210_000,
         connectionTimeout: Duration = .seconds(60),
-        maximumConnections: Int = 256
+        maximumConnections: Int = 256,
+        tls: TLSFiles? = nil
     ) {
         self.dataDirectory = dataDirectory
         self.host = host
@@ -37,5 +53,6 @@ public struct ServerConfiguration: Sendable {
         self.passwordIterations = passwordIterations
         self.connectionTimeout = connectionTimeout
         self.maximumConnections = maximumConnections
+        self.tls = tls
     }
 }

@@ -27,7 +27,8 @@ struct TestEnvironment: Sendable {
     var application: some ApplicationProtocol {
         var logger = Logger(label: "sitefs-server-test")
         logger.logLevel = .warning
-        return DocumentServer.application(storage: storage, configuration: configuration, logger: logger)
+        // Plain HTTP: nothing to load, nothing that can throw.
+        return try! DocumentServer.application(storage: storage, configuration: configuration, logger: logger)
     }
 
     /// Runs `body` against the in-process router, then removes the data directory.

@@ -33,7 +33,8 @@ public final class ServerProcess: @unchecked Sendable {
             throw ProcessFailure("sitefs-server printed no 'listening on' line within 30 s; stderr: \(Self.text(of: stderrFile))")
         }
         let prefix = "listening on "
-        try #require(line.hasPrefix(prefix + "http://127.0.0.1:"), "first line was \(line.debugDescription)", sourceLocation: sourceLocation)
+        try #require(line.hasPrefix(prefix + "http://127.0.0.1:") || line.hasPrefix(prefix + "https://127.0.0.1:"),
+                     "first line was \(line.debugDescription)", sourceLocation: sourceLocation)
         baseURL = String(line.dropFirst(prefix.count))
     }
 

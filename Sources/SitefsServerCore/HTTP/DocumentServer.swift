@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOSSL
 
 /// Builds the HTTP application: routes of API v1 over a data directory.
 public enum DocumentServer {
@@ -33,21 +35,30 @@ public enum DocumentServer {
         return router
     }
 
-    /// The application, listening where `configuration` says. `onListening` gets the bound
+    /// The application, listening where `configuration` says, over HTTPS when it names a
+    /// certificate and key (which must load, or this throws). `onListening` gets the bound
     /// address once the socket is open (with `--port 0`, the port the kernel picked).
     public static func application(
         storage: ServerStorage, configuration: ServerConfiguration, logger: Logger,
         onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         let host = configuration.host
         let timeout = configuration.connectionTimeout
         // Slow and idle connections are closed, and their number is capped (issue 17: 600 idle
         // connections under a 512-descriptor limit made sign-in time out).
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [BodyStallHandler(timeout: timeout)],
                                                idleTimeout: TimeAmount(timeout))
+        var server = HTTPServerBuilder.http1(configuration: http1)
+        if let tls = configuration.tls {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChain).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(file: tls.privateKey, format: .pem)
+            var tlsConfiguration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            tlsConfiguration.minimumTLSVersion = .tlsv12
+            server = try .tls(server, tlsConfiguration: tlsConfiguration)
+        }
         return Application(
             router: router(storage: storage, logger: logger),
-            server: .http1(configuration: http1),
+            server: server,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "sitefs-server",
                                  availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? configuration.port) },
