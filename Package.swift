@@ -3,10 +3,6 @@
 // reference document server it is developed and tested against.
 import PackageDescription
 
-/// Hashing runs thousands of rounds per sign-in (PBKDF2); debug builds would make every
-/// test that signs in slow, so this one small target is always optimised.
-let optimisedAlways: [SwiftSetting] = [.unsafeFlags(["-O"])]
-
 let package = Package(
     name: "sitefs",
     platforms: [.macOS(.v14)],
@@ -26,12 +22,21 @@ let package = Package(
         // Already under Hummingbird: the request parts a server channel handler sees.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.20.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        // Hashes, HMAC, PBKDF2 and randomness: never hand-written crypto.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         // Wire vocabulary shared by server and client: item JSON, names, timestamps.
         .target(name: "SitefsAPI"),
-        // SHA-256, HMAC, PBKDF2 and secure random tokens, without extra dependencies.
-        .target(name: "SitefsCrypto", swiftSettings: optimisedAlways),
+        // SHA-256, HMAC, PBKDF2 and secure random tokens from swift-crypto, password hashes
+        // and the encodings they are stored in.
+        .target(
+            name: "SitefsCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // Sample office documents (.odt, .docx, .xlsx) for the demo sites.
         .target(name: "SitefsDemoContent"),
         // libcurl, with typed wrappers for the variadic calls Swift cannot make.
