@@ -32,8 +32,8 @@ import SitefsCrypto
             + "49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783")
     }
 
-    /// The specialised iteration loop must agree with the definition written out with
-    /// plain HMAC calls, including keys longer than a block and output prefixes.
+    /// The library's PBKDF2 must agree with the definition written out with plain HMAC
+    /// calls, including keys longer than a block and output prefixes.
     @Test(arguments: [1, 3, 17])
     func matchesDefinition(iterations: Int) {
         let password = [UInt8](repeating: 0x5a, count: 70)
