@@ -116,6 +116,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libFuzzer entry point over the parsers of untrusted bytes; built only by
+        // scripts/fuzz, with -sanitize=fuzzer (see Sources/SitefsFuzz/main.swift).
+        .executableTarget(
+            name: "SitefsFuzz",
+            dependencies: ["SitefsAPI", "SitefsHTTP", "SitefsHTTPBackend"]
+        ),
         // Test support: the real executables as child processes, curl as a client.
         .target(name: "SitefsTestSupport", path: "Tests/SitefsTestSupport"),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),

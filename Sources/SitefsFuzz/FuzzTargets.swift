@@ -1,0 +1,27 @@
+import Foundation
+import SitefsAPI
+import SitefsHTTP
+import SitefsHTTPBackend
+
+/// One function per parser; each must return (or throw its own error) for any input.
+enum FuzzTargets {
+    static let names = ["json-page", "json-changes", "rfc3339", "headers", "item-name"]
+
+    static func run(_ target: String, on bytes: [UInt8]) {
+        switch target {
+        case "json-page": BackendFuzzing.validatePage(bytes)
+        case "json-changes": _ = try? JSONDecoder().decode(ChangePage.self, from: Data(bytes))
+        case "rfc3339": _ = Timestamp(rfc3339: String(decoding: bytes, as: UTF8.self))
+        case "headers": HTTPFuzzing.parseResponseHeaders(bytes)
+        case "item-name": _ = try? ItemName.validate(utf8: bytes)
+        default: break
+        }
+    }
+}
+
+/// libFuzzer's entry point by its C name, which its archive refers to.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func llvmFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    FuzzTargets.run(target, on: data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+    return 0
+}
