@@ -35,6 +35,13 @@ struct MountDaemon {
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         chmod(cacheDirectory, 0o700)
+        // Files an earlier run (or another umask) left readable: the databases and their
+        // -wal/-shm files hold item names and the journal.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? [] {
+            let path = URL(fileURLWithPath: cacheDirectory).appendingPathComponent(name).path
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 { chmod(path, 0o600) }
+        }
         var logStart: off_t = 0
         if let logFile = options.logFile { logStart = try redirectStandardError(to: logFile) }
         LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }

@@ -266,6 +266,7 @@ struct MountLifecycleTests {
         }
         #expect(mode(fixture.cache.path) == 0o700)
         #expect(mode(log.path) == 0o600)
+        for file in ["metadata.sqlite", "journal.sqlite"] { #expect(mode(fixture.cache.appendingPathComponent(file).path) == 0o600, "\(file)") }
         // Files the daemon makes from now on are its user's alone, whatever the umask.
         let made = try FileManager.default.contentsOfDirectory(atPath: fixture.cache.appendingPathComponent("content").path)
         for name in made { #expect(mode(fixture.cache.appendingPathComponent("content/\(name)").path) == 0o600, "\(name)") }
