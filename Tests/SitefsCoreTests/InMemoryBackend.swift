@@ -3,9 +3,9 @@ import SitefsAPI
 import SitefsProvider
 import Synchronization
 
-/// A DocumentBackend held in memory, with the server's paging, versions and change feed,
-/// request counting and failure injection: the core's tests run against it without a
-/// network or a kernel.
+/// A DocumentBackend held in memory, with the server's paging, versions, change feed and
+/// byte-exact names, request counting and failure injection: the core's tests run against
+/// it without a network or a kernel.
 final class InMemoryBackend: DocumentBackend, Sendable {
     struct Node {
         var item: ProviderItem
@@ -119,7 +119,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
 
     func content(of identifier: ItemIdentifier) -> [UInt8]? { state.withLock { $0.nodes[identifier]?.content } }
     func node(named name: String, in parent: ItemIdentifier) -> ProviderItem? {
-        state.withLock { $0.nodes.values.first { $0.item.parent == parent && $0.item.name == name }?.item }
+        state.withLock { $0.nodes.values.first { $0.item.parent == parent && ItemName.same($0.item.name, name) }?.item }
     }
 
     private static func insert(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8], readOnly: Bool,
@@ -279,7 +279,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     private func create(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8]) throws(ProviderError) -> ProviderItem {
         try state.withLock { state throws(ProviderError) in
             guard state.nodes[parent] != nil else { throw .notFound }
-            if state.nodes.values.contains(where: { $0.item.parent == parent && $0.item.name == name }) { throw .nameTaken(name) }
+            if state.nodes.values.contains(where: { $0.item.parent == parent && ItemName.same($0.item.name, name) }) { throw .nameTaken(name) }
             return state.nodes[Self.insert(name, in: parent, kind: kind, content: content, readOnly: false, state: &state)]!.item
         }
     }
@@ -319,7 +319,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             guard var node = state.nodes[identifier] else { throw .notFound }
             let parent = changes.parent ?? node.item.parent
             let name = changes.name ?? node.item.name
-            if let occupant = state.nodes.values.first(where: { $0.item.parent == parent && $0.item.name == name && $0.item.identifier != identifier }) {
+            if let occupant = state.nodes.values.first(where: { $0.item.parent == parent && ItemName.same($0.item.name, name) && $0.item.identifier != identifier }) {
                 guard changes.replaceExisting else { throw .nameTaken(name) }
                 var survivor = occupant
                 survivor.content = node.content
