@@ -29,19 +29,7 @@ struct MountDaemon {
 
     private func mountAndServe() throws {
         if options.daemonChild { setsid() }  // leave the terminal's session: Ctrl-C there is not for us
-        // The cache (item names, contents, the journal) and the log are the user's alone,
-        // whatever the umask, and whatever an existing cache folder was left with.
-        umask(0o077)
-        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        chmod(cacheDirectory, 0o700)
-        // Files an earlier run (or another umask) left readable: the databases and their
-        // -wal/-shm files hold item names and the journal.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? [] {
-            let path = URL(fileURLWithPath: cacheDirectory).appendingPathComponent(name).path
-            var info = stat()
-            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 { chmod(path, 0o600) }
-        }
+        try makeCachePrivate()
         var logStart: off_t = 0
         if let logFile = options.logFile { logStart = try redirectStandardError(to: logFile) }
         LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
@@ -114,6 +102,22 @@ struct MountDaemon {
                     throw UserFacingError("server \(server) refused: \(error)")
                 }
             }
+        }
+    }
+
+    /// The cache (item names, contents, the journal) and the log are the user's alone,
+    /// whatever the umask, and whatever an existing cache folder was left with: the folder is
+    /// made 0700 and files an earlier run left readable (the databases and their -wal/-shm
+    /// files) 0600, and everything this process creates is private (umask 077).
+    private func makeCachePrivate() throws {
+        umask(0o077)
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        chmod(cacheDirectory, 0o700)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? [] {
+            let path = URL(fileURLWithPath: cacheDirectory).appendingPathComponent(name).path
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 { chmod(path, 0o600) }
         }
     }
 
