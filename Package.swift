@@ -97,6 +97,7 @@ let package = Package(
             dependencies: [
                 "SitefsAPI", "SitefsCrypto", "SitefsDemoContent",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 // Already under HummingbirdTLS: loading the certificate and key.

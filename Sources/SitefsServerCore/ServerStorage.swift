@@ -12,7 +12,7 @@ public struct ServerStorage: Sendable {
                                                 attributes: [.posixPermissions: 0o700])
         let metadata = try MetadataStore(path: directory.appendingPathComponent("metadata.sqlite").path)
         let blobs = try BlobStore(dataDirectory: directory)
-        documents = DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes)
+        documents = try DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes)
         accounts = AccountStore(metadata: metadata, tokenLifetimeSeconds: configuration.tokenLifetimeSeconds,
                                 passwordIterations: configuration.passwordIterations)
     }

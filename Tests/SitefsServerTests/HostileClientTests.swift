@@ -149,3 +149,58 @@ enum RawHTTP {
         return String(decoding: answer, as: UTF8.self)
     }
 }
+
+/// Cursors reveal nothing of the server's shared sequences and work only for whom they were
+/// handed out to (issue 17: a user polling the change feed could count everybody's changes).
+@Suite struct CursorTests {
+    @Test func aChangeCursorRevealsNothingAndServesOnlyItsUser() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna")
+        try await env.user("ben")
+        _ = try await env.site("Harbour", grantedTo: ["anna", "ben"])
+        try await env.withRouter { client in
+            let anna = try await APIClient.signedIn(client, user: "anna")
+            let ben = try await APIClient.signedIn(client, user: "ben")
+            let first = try await anna.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            let second = try await anna.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            #expect(first != second, "the same position gave the same cursor twice: it can be compared")
+            let opened = String(decoding: Base64URLProbe.decode(first), as: UTF8.self)
+            #expect(!opened.contains("f1:"), "the cursor shows its position: \(opened)")
+            // Anna's cursor is anna's.
+            try await anna.send(.get, "/v1/changes?cursor=\(first)").expect(.ok)
+            let stolen = try await ben.send(.get, "/v1/changes?cursor=\(first)")
+            try stolen.expect(.badRequest)
+            #expect(stolen.errorCode == "bad_cursor")
+            // Altered: one character changed.
+            var altered = Array(first)
+            altered[altered.count / 2] = altered[altered.count / 2] == "A" ? "B" : "A"
+            try await anna.send(.get, "/v1/changes?cursor=\(String(altered))").expect(.badRequest)
+        }
+    }
+
+    @Test func cursorsSurviveARestartOfTheServer() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        let cursor = try await env.application.test(.router) { client in
+            try await APIClient.signedIn(client, user: "anna").send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+        }
+        _ = try await env.storage.documents.createFile(named: "new.txt", in: Int64(site.id)!, bytes: [1], by: .administrator("admin"))
+        let restarted = try TestEnvironment(directory: env.directory)
+        try await restarted.application.test(.router) { client in
+            let page = try await APIClient.signedIn(client, user: "anna").send(.get, "/v1/changes?cursor=\(cursor)").expect(.ok)
+                .decode(ChangePage.self)
+            #expect(page.changes.count == 1)
+        }
+    }
+}
+
+/// base64url without padding, for looking inside a cursor.
+enum Base64URLProbe {
+    static func decode(_ text: String) -> [UInt8] {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Array(Data(base64Encoded: base64) ?? Data())
+    }
+}

@@ -1,23 +1,69 @@
+import Crypto
+import Foundation
+import GRDB
 import SitefsCrypto
 
-/// Opaque paging cursors. Each names what it pages over, so a cursor from one listing
-/// given to another is a clear 400 instead of a silently wrong page.
-enum Cursor {
+/// Paging cursors, opaque to the client and bound to the caller.
+///
+/// A cursor holds a position in a sequence the whole server shares (the change feed's
+/// sequence, items' list order): in the clear, a user polling the change feed could watch
+/// how much happens in sites they cannot see (issue 17). So a cursor is the position sealed
+/// with AES-GCM under a key of the server's, with the caller's identity as authenticated
+/// data: it reveals nothing, cannot be forged or altered, and one user's cursor is refused
+/// for another (400 bad_cursor), as is a cursor of one listing given to another. The key
+/// lives in the database, so cursors survive a restart and serve every instance of a server
+/// that shares it.
+struct CursorCodec: Sendable {
     enum Kind: String {
         case children = "c"
         case sites = "s"
         case changes = "f"
     }
 
-    static func encode(_ kind: Kind, _ position: Int64) -> String {
-        Base64URL.encode(Array("\(kind.rawValue)1:\(position)".utf8))
+    private let key: SymmetricKey
+
+    init(key: SymmetricKey) {
+        self.key = key
     }
 
-    static func decode(_ kind: Kind, _ text: String) throws -> Int64 {
+    /// The server's key, made on first use (a race between two first starts is settled by
+    /// the database: one insert wins and both read it back).
+    static func load(from pool: DatabasePool) throws -> CursorCodec {
+        let bytes = try pool.write { db -> [UInt8] in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
+            try db.execute(sql: "INSERT OR IGNORE INTO secrets (name, value) VALUES ('cursor_key', ?)",
+                           arguments: [Data(SecureRandom.bytes(count: 32))])
+            guard let stored = try Data.fetchOne(db, sql: "SELECT value FROM secrets WHERE name = 'cursor_key'"), stored.count == 32 else {
+                throw DatabaseError(message: "the cursor key in the database is damaged")
+            }
+            return Array(stored)
+        }
+        return CursorCodec(key: SymmetricKey(data: bytes))
+    }
+
+    func encode(_ kind: Kind, _ position: Int64, for caller: Caller) -> String {
+        let plain = Array("\(kind.rawValue)1:\(position)".utf8)
+        do {
+            let sealed = try AES.GCM.seal(plain, using: key, authenticating: Self.binding(caller))
+            return Base64URL.encode(Array(sealed.combined!))  // combined is always there with the default nonce
+        } catch {
+            fatalError("AES-GCM sealing failed: \(error)")  // only allocation failures get here
+        }
+    }
+
+    func decode(_ kind: Kind, _ text: String, for caller: Caller) throws -> Int64 {
         let prefix = "\(kind.rawValue)1:"
-        guard text.utf8.count <= 64, let bytes = Base64URL.decode(text), let plain = String(validating: bytes, as: UTF8.self),
+        guard text.utf8.count <= 128, let bytes = Base64URL.decode(text),
+              let box = try? AES.GCM.SealedBox(combined: bytes),
+              let opened = try? AES.GCM.open(box, using: key, authenticating: Self.binding(caller)),
+              let plain = String(validating: Array(opened), as: UTF8.self),
               plain.hasPrefix(prefix), let position = Int64(plain.dropFirst(prefix.count)), position >= 0
-        else { throw APIError.badRequest("cursor is not one this listing handed out", code: "bad_cursor") }
+        else { throw APIError.badRequest("cursor is not one this listing handed out to you", code: "bad_cursor") }
         return position
+    }
+
+    /// Who a cursor is for: the user, or an administrator by name.
+    private static func binding(_ caller: Caller) -> [UInt8] {
+        Array((caller.userID.map { "user:\($0)" } ?? "admin:\(caller.name)").utf8)
     }
 }

@@ -12,9 +12,9 @@ extension DocumentStore {
         guard let userID = caller.userID else { throw APIError.forbidden("the change feed is per user") }
         guard let cursor else {
             let latest = try await metadata.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM changes") ?? 0 }
-            return ChangePage(changes: [], nextCursor: Cursor.encode(.changes, latest), hasMore: false)
+            return ChangePage(changes: [], nextCursor: cursors.encode(.changes, latest, for: caller), hasMore: false)
         }
-        let after = try Cursor.decode(.changes, cursor)
+        let after = try cursors.decode(.changes, cursor, for: caller)
         return try await metadata.read { db in
             let rows = try Row.fetchAll(
                 db,
@@ -40,7 +40,7 @@ extension DocumentStore {
                 }
             }
             let last: Int64 = rows.last?["seq"] ?? after
-            return ChangePage(changes: changes, nextCursor: Cursor.encode(.changes, last),
+            return ChangePage(changes: changes, nextCursor: cursors.encode(.changes, last, for: caller),
                               hasMore: rows.count == Self.changeBatch)
         }
     }

@@ -8,7 +8,7 @@ extension DocumentStore {
 
     /// One page of a folder's (or site's) children, in the order they entered it.
     public func children(of id: String, cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
-        let after = try cursor.map { try Cursor.decode(.children, $0) } ?? 0
+        let after = try cursor.map { try cursors.decode(.children, $0, for: caller) } ?? 0
         return try await metadata.read { db in
             let parent = try VisibleItem.find(id, for: caller, in: db)
             guard parent.row.isContainer else { throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder") }
@@ -16,14 +16,14 @@ extension DocumentStore {
                 db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
                 arguments: [parent.row.id, after, limit + 1])
             let page = rows.prefix(limit)
-            let next = rows.count > limit ? page.last.map { Cursor.encode(.children, $0.listSeq) } : nil
+            let next = rows.count > limit ? page.last.map { cursors.encode(.children, $0.listSeq, for: caller) } : nil
             return ItemPage(items: page.map { $0.item(access: parent.access) }, nextCursor: next)
         }
     }
 
     /// One page of the sites granted to the caller, by id.
     public func sites(cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
-        let after = try cursor.map { try Cursor.decode(.sites, $0) } ?? 0
+        let after = try cursor.map { try cursors.decode(.sites, $0, for: caller) } ?? 0
         guard let userID = caller.userID else { return ItemPage(items: [], nextCursor: nil) }
         return try await metadata.read { db in
             let rows = try Row.fetchAll(
@@ -38,7 +38,7 @@ extension DocumentStore {
                 let access: SiteAccess = (row["granted_read_only"] as Bool) ? .readOnly : .readWrite
                 return try ItemRow(row: row).item(access: access)
             }
-            let next = rows.count > limit ? page.last.map { Cursor.encode(.sites, Int64($0.id)!) } : nil
+            let next = rows.count > limit ? page.last.map { cursors.encode(.sites, Int64($0.id)!, for: caller) } : nil
             return ItemPage(items: page, nextCursor: next)
         }
     }

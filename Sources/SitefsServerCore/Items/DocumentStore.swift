@@ -12,11 +12,14 @@ public struct DocumentStore: Sendable {
     let metadata: MetadataStore
     let blobs: BlobStore
     let maximumUploadBytes: Int64
+    /// Seals paging cursors (see `CursorCodec`).
+    let cursors: CursorCodec
 
-    init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64) {
+    init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64) throws {
         self.metadata = metadata
         self.blobs = blobs
         self.maximumUploadBytes = maximumUploadBytes
+        cursors = try CursorCodec.load(from: metadata.pool)
     }
 
     /// Page sizes: default and ceiling for `limit`.
