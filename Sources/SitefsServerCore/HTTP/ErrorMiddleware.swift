@@ -14,8 +14,17 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as APIError {
             return try error.response(from: request, context: context)
         } catch let error as HTTPError {
+            let noRoute = error.status == .notFound && error.body == nil
+            if noRoute, let allowed = AllowedMethods.methods(for: request.uri.path) {
+                // A path the API has, asked with a method it does not answer there.
+                let names = allowed.map(\.rawValue)
+                var refused = APIError(.methodNotAllowed, code: "method_not_allowed",
+                                       "\(request.method) is not allowed here; use \(names.joined(separator: " or "))")
+                refused.extraHeaders[.allow] = names.joined(separator: ", ")
+                return try refused.response(from: request, context: context)
+            }
             var converted = APIError(error.status, code: Self.code(for: error.status), error.body ?? error.status.reasonPhrase)
-            if error.status == .notFound && error.body == nil { converted.message = "no such endpoint" }
+            if noRoute { converted.message = "no such endpoint" }
             converted.extraHeaders = error.headers
             return try converted.response(from: request, context: context)
         } catch let error as HTTPParserError {
