@@ -12,8 +12,9 @@ final class DirectoryHandle: Sendable {
         var identifiers: [ItemIdentifier] = []
         var next: PageToken?
         var complete = false
-        /// What the server may still send this listing (set for one fetched page by page).
-        var bounds: ListingBounds?
+        /// What the server may still send this listing (used while it is fetched page by page;
+        /// mutated in place: a copy would copy its tables at every page).
+        var bounds = ListingBounds(pageSize: 1)
     }
 
     /// nil for the mount root.

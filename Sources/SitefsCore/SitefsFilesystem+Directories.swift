@@ -76,9 +76,7 @@ extension SitefsFilesystem {
         let page = try directory.pages.page(after: token)
         let finished = try directory.snapshot.withLock { (snapshot) throws(Errno) -> DirectoryHandle.Snapshot? in
             guard !snapshot.complete, snapshot.next == token else { return nil }
-            var bounds = snapshot.bounds ?? listingBounds(of: directory.folder)
-            try admit(page, of: directory.folder, to: &snapshot.names, &snapshot.identifiers, within: &bounds)
-            snapshot.bounds = bounds
+            try admit(page, of: directory.folder, to: &snapshot.names, &snapshot.identifiers, within: &snapshot.bounds)
             snapshot.next = page.next
             snapshot.complete = page.next == nil
             return snapshot.complete ? snapshot : nil
