@@ -11,8 +11,15 @@ import Glibc
 /// What a broken or hostile client sends is refused with a clear 4xx, never a 500 or a
 /// crash, and never read as something else (issue 17).
 @Suite struct HostileClientTests {
-    @Test func malformedUploadBodiesAre400NotA500() async throws {
-        let env = try TestEnvironment()
+    /// A live server with anna and her site Harbour: `body` gets the port, anna's token, the
+    /// head of an upload into the site (up to its Content-Length or chunking), and a way to
+    /// list the site as it is on the server. The data directory goes afterwards, whatever
+    /// happened.
+    private func withLiveSite(connectionTimeout: Duration = .seconds(60),
+                              _ body: @Sendable @escaping (_ port: Int, _ token: String, _ uploadHead: String,
+                                                           _ siteNames: @Sendable () async throws -> [String]) async throws -> Void)
+        async throws {
+        let env = try TestEnvironment(connectionTimeout: connectionTimeout)
         defer { env.remove() }
         try await env.user("anna")
         let site = try await env.site("Harbour", grantedTo: ["anna"])
@@ -20,6 +27,14 @@ import Glibc
             let port = try #require(client.port)
             let token = try await APIClient.signedIn(client, user: "anna").token!
             let head = "POST /v1/items/\(site.id)/children?name=a.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+            try await body(port, token, head) {
+                try await env.storage.documents.children(of: site.id, cursor: nil, limit: 100, for: .administrator("admin")).items.map(\.name)
+            }
+        }
+    }
+
+    @Test func malformedUploadBodiesAre400NotA500() async throws {
+        try await withLiveSite { port, _, head, siteNames in
             // A body shorter than its Content-Length, the client done sending.
             let short = try await RawHTTP.exchange(port: port, head + "Content-Length: 100\r\n\r\nshort", finishSending: true)
             #expect(short.hasPrefix("HTTP/1.1 400"), "\(short.prefix(200))")
@@ -27,22 +42,14 @@ import Glibc
             // A chunk size that is not hexadecimal.
             let chunked = try await RawHTTP.exchange(port: port, head + "Transfer-Encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n")
             #expect(chunked.hasPrefix("HTTP/1.1 400"), "\(chunked.prefix(200))")
+            #expect(try await siteNames().isEmpty, "a malformed upload left a file")
         }
-        #expect(try await env.storage.documents.children(of: site.id, cursor: nil, limit: 10, for: .administrator("admin")).items.isEmpty,
-                "a malformed upload left a file")
     }
 
     /// Idle connections, request heads still arriving and stalled bodies are closed after the
     /// connection timeout (1 s here); the server goes on answering.
     @Test func slowAndIdleConnectionsAreClosed() async throws {
-        let env = try TestEnvironment(connectionTimeout: .seconds(1))
-        defer { env.remove() }
-        try await env.user("anna")
-        let site = try await env.site("Harbour", grantedTo: ["anna"])
-        try await env.application.test(.live) { client in
-            let port = try #require(client.port)
-            let token = try await APIClient.signedIn(client, user: "anna").token!
-            let upload = "POST /v1/items/\(site.id)/children?name=a.txt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+        try await withLiveSite(connectionTimeout: .seconds(1)) { port, token, upload, _ in
             for (what, partial) in [("idle", ""), ("half a head", "GET /v1/sites HTTP/1.1\r\nHost: x\r\n"),
                                     ("half a body", upload + "Content-Length: 100\r\n\r\nhalf")] {
                 let closedAfter = try await RawHTTP.secondsUntilClosed(port: port, sending: partial, giveUpAfter: 10)
