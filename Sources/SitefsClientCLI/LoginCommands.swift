@@ -16,7 +16,7 @@ struct Login: ParsableCommand {
         let server = CredentialStore.normalize(url)
         try TransportSecurity.check(server, allowInsecureHTTP: transport.allowInsecureHTTP)
         let store = CredentialStore.standard
-        let caFile = try TransportSecurity.caFile(given: transport.caFile, stored: store.entry(for: server)?.caFile)
+        let caFile = try TransportSecurity.caFile(for: server, given: transport.caFile, stored: store.entry(for: server)?.caFile)
         let password = try PasswordInput.read(confirm: false)
         let grant: SitefsAPI.SessionGrant
         do {

@@ -51,7 +51,7 @@ struct Mount: ParsableCommand {
         guard let credentials = CredentialStore.standard.entry(for: server) else {
             throw UserFacingError("not signed in to \(server): run `sitefs login \(server) --user NAME`")
         }
-        let caFile = try TransportSecurity.caFile(given: transport.caFile, stored: credentials.caFile)
+        let caFile = try TransportSecurity.caFile(for: server, given: transport.caFile, stored: credentials.caFile)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UserFacingError("mount point \(target) is not an existing folder")

@@ -43,10 +43,13 @@ enum TransportSecurity {
         return octets.count == 4 && bare.split(separator: ".").count == 4 && octets[0] == 127
     }
 
-    /// The certificate authorities to trust: given now, else given at login, else
-    /// `SSL_CERT_FILE`, else nil (the system's). Made absolute, and checked to be readable.
-    static func caFile(given: String?, stored: String?) throws -> String? {
-        guard let path = given ?? stored ?? ProcessInfo.processInfo.environment["SSL_CERT_FILE"] else { return nil }
+    /// The certificate authorities to trust for an https `server`: given now, else given at
+    /// login, else `SSL_CERT_FILE`, else nil (the system's). Made absolute, and checked to be
+    /// readable. Plain http needs none, so nothing there can fail on one.
+    static func caFile(for server: String, given: String?, stored: String?) throws -> String? {
+        guard URL(string: server)?.scheme?.lowercased() == "https" else { return nil }
+        let environment = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let path = given ?? stored ?? environment else { return nil }
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         guard FileManager.default.isReadableFile(atPath: absolute) else {
             throw UserFacingError("cannot read the certificate authority file \(absolute)")
