@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SitefsCommandLine
 
 /// How `login` and `mount` reach a server: whom to trust for https, and whether plain http
 /// may leave this machine.
@@ -24,7 +25,7 @@ enum TransportSecurity {
         case "https":
             return
         case "http":
-            guard !isLoopback(url.host ?? "") else { return }
+            guard !LoopbackHost.contains(url.host ?? "") else { return }
             guard allowInsecureHTTP else {
                 throw UserFacingError("refusing plain http to \(url.host ?? server): the password and the documents would travel "
                                       + "unencrypted; use https, or pass --allow-insecure-http if this network is trusted")
@@ -33,14 +34,6 @@ enum TransportSecurity {
         default:
             throw UserFacingError("\(server): only http and https servers are supported")
         }
-    }
-
-    /// localhost, 127.0.0.0/8 and ::1.
-    static func isLoopback(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if bare.lowercased() == "localhost" || bare == "::1" { return true }
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) }
-        return octets.count == 4 && bare.split(separator: ".").count == 4 && octets[0] == 127
     }
 
     /// The certificate authorities to trust for an https `server`: given now, else given at

@@ -28,13 +28,6 @@ struct Serve: AsyncParsableCommand {
     static let tokenLifetimes: ClosedRange<Int64> = 60...(10 * 365 * 24 * 3600)
     static let uploadLimits: ClosedRange<Int64> = 1...(1 << 50)
 
-    /// 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches.
-    static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil } && parts[0] == "127"
-    }
-
     func validate() throws {
         guard Self.tokenLifetimes.contains(tokenLifetime) else {
             throw ValidationError("--token-ttl must be \(Self.tokenLifetimes.lowerBound) to \(Self.tokenLifetimes.upperBound) seconds (10 years)")
@@ -60,7 +53,7 @@ struct Serve: AsyncParsableCommand {
             tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload,
             connectionTimeout: .seconds(connectionTimeout), maximumConnections: maximumConnections,
             tls: tlsCertificate.map { ServerConfiguration.TLSFiles(certificateChain: $0, privateKey: tlsKey!) })
-        if configuration.tls == nil, !Self.isLoopback(host) {
+        if configuration.tls == nil, !LoopbackHost.contains(host) {
             logger.warning("serving plain HTTP on \(host): passwords, tokens and documents travel unencrypted; use --tls-cert and --tls-key, or a TLS proxy in front")
         }
         let storage = try ServerStorage(configuration: configuration)

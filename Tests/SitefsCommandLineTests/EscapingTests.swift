@@ -42,3 +42,14 @@ private struct Recorder: LogHandler {
         let messages = Mutex<[String]>([])
     }
 }
+
+@Suite struct LoopbackHostTests {
+    @Test func onlyThisMachinesAddressesAreLoopback() {
+        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.255.0.9", "::1", "[::1]"] {
+            #expect(LoopbackHost.contains(host), "\(host)")
+        }
+        for host in ["192.0.2.1", "10.0.0.1", "localhost.example.org", "127.0.0", "127.0.0.1.example", "128.0.0.1", "", "::2"] {
+            #expect(!LoopbackHost.contains(host), "\(host)")
+        }
+    }
+}
