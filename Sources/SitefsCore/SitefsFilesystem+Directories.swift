@@ -74,13 +74,17 @@ extension SitefsFilesystem {
     /// the snapshot's lock; a concurrent reader that got there first wins).
     private func fetchNextPage(into directory: DirectoryHandle, after token: PageToken?) throws(Errno) {
         let page = try directory.pages.page(after: token)
-        let finished = try directory.snapshot.withLock { (snapshot) throws(Errno) -> DirectoryHandle.Snapshot? in
-            guard !snapshot.complete, snapshot.next == token else { return nil }
-            try admit(page, of: directory.folder, to: &snapshot.names, &snapshot.identifiers, within: &snapshot.bounds)
+        let (finished, admitted) = directory.snapshot.withLock { snapshot -> (DirectoryHandle.Snapshot?, Result<[String], ListingBounds.Refusal>) in
+            guard !snapshot.complete, snapshot.next == token else { return (nil, .success([])) }
+            let admitted = Result { () throws(ListingBounds.Refusal) in
+                try snapshot.bounds.append(page, to: &snapshot.names, &snapshot.identifiers)
+            }
+            guard case .success = admitted else { return (nil, admitted) }
             snapshot.next = page.next
             snapshot.complete = page.next == nil
-            return snapshot.complete ? snapshot : nil
+            return (snapshot.complete ? snapshot : nil, admitted)
         }
+        try report(admitted, of: directory.folder)  // logged with the snapshot's lock released
         // A folder enumerated to the end is a complete listing: later lookups use it.
         if let finished, let fetch = directory.fetch {
             cache.storeListing(ItemCache.Listing(names: finished.names, identifiers: finished.identifiers), fetch: fetch)

@@ -180,19 +180,23 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         ListingBounds(pageSize: configuration.pageSize, deduplicating: folder != nil)
     }
 
-    /// Adds a fetched page to a listing being assembled, within `bounds`: EIO and a log line
-    /// past them, a log line for each entry left out as a duplicate name.
+    /// Adds a fetched page to a listing being assembled, within `bounds` (see `report`).
     func admit(_ page: FetchedPage, of folder: ItemIdentifier?, to names: inout [String], _ identifiers: inout [ItemIdentifier],
                within bounds: inout ListingBounds) throws(Errno) {
-        let duplicates: [String]
-        do {
-            duplicates = try bounds.append(page, to: &names, &identifiers)
-        } catch {
-            logger.error("list \(folder?.description.debugDescription ?? "sites"): \(error)")
+        try report(Result { () throws(ListingBounds.Refusal) in try bounds.append(page, to: &names, &identifiers) }, of: folder)
+    }
+
+    /// What adding a page to a listing came to: a log line for each entry left out as a
+    /// duplicate name; past the listing's bounds, a log line and EIO. Kept apart from the
+    /// adding, so a caller holding a lock (a directory's snapshot) logs after releasing it.
+    func report(_ admitted: Result<[String], ListingBounds.Refusal>, of folder: ItemIdentifier?) throws(Errno) {
+        let listing = folder?.description.debugDescription ?? "sites"
+        switch admitted {
+        case .success(let duplicates):
+            for name in duplicates { logger.warning("list \(listing): a second entry named \(name.debugDescription) is not shown") }
+        case .failure(let refusal):
+            logger.error("list \(listing): \(refusal)")
             throw .ioError
-        }
-        for name in duplicates {
-            logger.warning("list \(folder?.description.debugDescription ?? "sites"): a second entry named \(name.debugDescription) is not shown")
         }
     }
 
