@@ -7,30 +7,37 @@ import Testing
 /// The daemon's controls on the mount root are attributes it acts on when they are read, so
 /// the mount's owner can use them on the read-only root (issue 16), and nobody else can.
 @Suite struct ControlAttributeTests {
-    @Test func readingTheSyncControlSendsWhatWaitsOutTheDelayAndAnswersTheStatus() throws {
+    /// A core with one new file saved and waiting out an hour's write-back delay.
+    private func harnessWithAWaitingSave() throws -> CoreHarness {
         let harness = try CoreHarness(writeBackDelay: .seconds(3600))
-        defer { harness.remove() }
         harness.backend.addSite("Harbour")
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        try harness.createFile(siteInode, "notes.txt", "draft")
+        try harness.createFile(try harness.lookup(.root, "Harbour").attributes.inode, "notes.txt", "draft")
+        return harness
+    }
+
+    /// Reads a control (or status) attribute of the mount root as the owner.
+    private func readRoot(_ harness: CoreHarness, _ name: String) throws -> [UInt8] {
+        try harness.filesystem.getExtendedAttribute(.root, name: name, context: harness.context)
+    }
+
+    @Test func readingTheSyncControlSendsWhatWaitsOutTheDelayAndAnswersTheStatus() throws {
+        let harness = try harnessWithAWaitingSave()
+        defer { harness.remove() }
         #expect(harness.backend.calls("createFile") == 0, "sent before its delay")
-        let answer = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.sync", context: harness.context)
+        let answer = try readRoot(harness, "user.sitefs.control.sync")
         #expect(String(decoding: answer, as: UTF8.self).contains("\"pending\""), "the answer is the status")
         harness.waitUntil { harness.backend.calls("createFile") == 1 }
         #expect(harness.backend.calls("createFile") == 1, "the control did not send the waiting save")
     }
 
     @Test func readingTheRetryControlQueuesFailedUploadsAgain() throws {
-        let harness = try CoreHarness(writeBackDelay: .seconds(3600))
+        let harness = try harnessWithAWaitingSave()
         defer { harness.remove() }
-        harness.backend.addSite("Harbour")
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        try harness.createFile(siteInode, "notes.txt", "draft")
         harness.backend.fail(with: .forbidden("test: refused"))
-        _ = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.sync", context: harness.context)
+        _ = try readRoot(harness, "user.sitefs.control.sync")
         harness.waitUntil { (try? harness.xattr(.root, "user.sitefs.status").contains("test: refused")) == true }
         harness.backend.fail(with: nil)
-        _ = try harness.filesystem.getExtendedAttribute(.root, name: "user.sitefs.control.retry", context: harness.context)
+        _ = try readRoot(harness, "user.sitefs.control.retry")
         harness.waitUntil { harness.backend.calls("createFile") == 2 }
         #expect(harness.backend.calls("createFile") == 2, "the failed upload was not tried again")
     }
