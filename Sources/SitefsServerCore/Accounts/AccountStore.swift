@@ -36,7 +36,7 @@ public struct AccountStore: Sendable {
         let allowed = name.unicodeScalars.allSatisfy {
             ($0.properties.isAlphabetic || $0.properties.numericType != nil || "._@-".unicodeScalars.contains($0))
         }
-        guard !name.isEmpty, name.unicodeScalars.count <= 64, allowed else {
+        guard !name.isEmpty, name.count <= 64, allowed else {
             throw APIError.badRequest("user names are 1-64 letters, digits or . _ @ -", code: "invalid_user_name")
         }
     }
