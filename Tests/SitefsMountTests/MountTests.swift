@@ -30,7 +30,7 @@ struct MountBrowsingTests {
         try #require(seed.status == 0, "seeding failed: \(seed.err)")
 
         let itemRequests = { fixture.server.log.split(separator: "\n").filter {
-            $0.range(of: #"GET /v1/items/\d+ \d{3} "#, options: .regularExpression) != nil }.count }
+            $0.range(of: #"GET /v1/items/[A-Za-z0-9_-]{22} \d{3} "#, options: .regularExpression) != nil }.count }
         let itemRequestsBefore = itemRequests()
         let listing = try fixture.shell("ls -l 'Harbour Tower/Big' | tail -n +2 | wc -l")
         #expect(listing.out.trimmingCharacters(in: .whitespacesAndNewlines) == "2500")

@@ -148,7 +148,7 @@ import Testing
         try await env.user("anna")
         let site = try await env.site("School", grantedTo: ["anna"], readOnly: true)
         let folder = try await env.storage.documents.createFolder(named: "Plans", in: site.id, by: .administrator("admin"))
-        let file = try await env.storage.documents.createFile(named: "plan.txt", in: Int64(folder.id)!, bytes: Array("v1".utf8), by: .administrator("admin"))
+        let file = try await env.storage.documents.createFile(named: "plan.txt", in: folder.id, bytes: Array("v1".utf8), by: .administrator("admin"))
         try await env.withRouter { client in
             let api = try await APIClient.signedIn(client, user: "anna")
             #expect(try await api.item(file.id).capabilities == [.read])

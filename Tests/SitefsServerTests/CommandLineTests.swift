@@ -78,8 +78,8 @@ import Testing
         #expect(server.stop() == 0)
         let log = server.log
         #expect(log.range(of: #"POST /v1/session 201 \d+ \d+ms"#, options: .regularExpression) != nil, "\(log)")
-        #expect(log.range(of: #"GET /v1/items/\d+/children\?limit=5 200 \d+ \d+ms"#, options: .regularExpression) != nil, "\(log)")
-        #expect(log.range(of: #"GET /v1/items/\d+/content 200 6 \d+ms"#, options: .regularExpression) != nil, "\(log)")
+        #expect(log.range(of: #"GET /v1/items/[A-Za-z0-9_-]{22}/children\?limit=5 200 \d+ \d+ms"#, options: .regularExpression) != nil, "\(log)")
+        #expect(log.range(of: #"GET /v1/items/[A-Za-z0-9_-]{22}/content 200 6 \d+ms"#, options: .regularExpression) != nil, "\(log)")
         #expect(log.contains("GET /v1/sites 401"))
         #expect(!log.contains(anna.token!) && !log.contains("s3cret"))
     }

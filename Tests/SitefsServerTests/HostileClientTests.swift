@@ -193,7 +193,7 @@ enum RawHTTP {
         let cursor = try await env.application.test(.router) { client in
             try await APIClient.signedIn(client, user: "anna").send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
         }
-        _ = try await env.storage.documents.createFile(named: "new.txt", in: Int64(site.id)!, bytes: [1], by: .administrator("admin"))
+        _ = try await env.storage.documents.createFile(named: "new.txt", in: site.id, bytes: [1], by: .administrator("admin"))
         let restarted = try TestEnvironment(directory: env.directory)
         try await restarted.application.test(.router) { client in
             let page = try await APIClient.signedIn(client, user: "anna").send(.get, "/v1/changes?cursor=\(cursor)").expect(.ok)

@@ -72,14 +72,49 @@ import Testing
         }
     }
 
-    /// Item ids have one spelling: `005` is not item 5.
+    /// Item ids have one spelling, and the row number behind one is not another: the
+    /// decimal row id, other cases, the same bytes with non-zero padding bits, and
+    /// padded or altered forms are all 404.
     @Test func itemIdsHaveNoAliases() async throws {
         try await Self.withSite { api, site in
             try await api.send(.get, "/v1/items/\(site.id)").expect(.ok)
-            for alias in ["0\(site.id)", "00\(site.id)", "+\(site.id)", "\(site.id).0", " \(site.id)"] {
+            // The last of 22 characters carries 2 bits of the id and 4 padding bits: the next
+            // letter of the alphabet decodes to the same bytes with a padding bit set.
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            let lastValue = try #require(alphabet.firstIndex(of: site.id.last!))
+            let sameBytesOtherBits = String(site.id.dropLast()) + String(alphabet[lastValue + 1])
+            for alias in ["1", "2", "0\(site.id)", site.id.lowercased(), site.id.uppercased(), site.id + "=", site.id + "==",
+                          " \(site.id)", sameBytesOtherBits, String(site.id.dropLast()), site.id + "A"] where alias != site.id {
                 let encoded = alias.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? alias
                 try await api.send(.get, "/v1/items/\(encoded)").expect(.notFound)
             }
+        }
+    }
+
+    /// Ids show no counter (issue 17, item 9): made one after another, with the
+    /// administrator creating items in another site in between, they share no prefix and
+    /// sort in no creation order, so nobody can count what happens in sites they cannot see.
+    @Test func itemIdsRevealNoCounter() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        let elsewhere = try await env.site("Secret")
+        try await env.withRouter { client in
+            let api = try await APIClient.signedIn(client, user: "anna")
+            var ids = [site.id]
+            for index in 0..<24 {
+                ids.append(try await api.createFile("f\(index).txt", in: site.id, text: "x").id)
+                _ = try await env.storage.documents.createFile(
+                    named: "s\(index).txt", in: elsewhere.id, bytes: [1], by: .administrator("admin"))
+            }
+            for id in ids {
+                #expect(id.utf8.count == 22 && id.utf8.allSatisfy { $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || isalnum(Int32($0)) != 0) })
+                #expect(!id.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 })
+            }
+            #expect(Set(ids.map { $0.prefix(4) }).count == ids.count)
+            #expect(ids.sorted() != ids && ids.sorted(by: >) != ids)
+            // Listings name the items by the ids their creation returned.
+            #expect(try await api.allChildren(site.id).map(\.id) == Array(ids.dropFirst()))
         }
     }
 

@@ -36,7 +36,7 @@ public struct DemoSeeder {
                         folders[prefix] = parent
                     }
                 }
-                _ = try await storage.documents.createFile(named: file.path.last!, in: Int64(parent)!, bytes: file.contents, by: author)
+                _ = try await storage.documents.createFile(named: file.path.last!, in: parent, bytes: file.contents, by: author)
             }
             try await storage.accounts.grant(user: Self.userName, site: siteName, readOnly: false)
             created.append(siteName)

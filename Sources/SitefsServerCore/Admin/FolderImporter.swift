@@ -67,7 +67,7 @@ public struct FolderImporter {
                 report.folders += 1
                 try await create(children, in: folder.id, report: &report)
             case .file(let name, let url):
-                let file = try await documents.createFile(named: name, in: Int64(parentID)!, copying: URLPath(url: url), by: caller)
+                let file = try await documents.createFile(named: name, in: parentID, copying: URLPath(url: url), by: caller)
                 report.files += 1
                 report.bytes += file.size
             }

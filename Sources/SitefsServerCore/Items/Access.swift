@@ -49,31 +49,21 @@ enum SiteAccess: Sendable {
 struct VisibleItem: Sendable {
     let row: ItemRow
     let access: SiteAccess
+    let ids: ItemIDCodec
 
-    var item: Item { row.item(access: access) }
+    var item: Item { row.item(access: access, ids: ids) }
 
-    /// Looks an API id up for a caller; unknown ids and ungranted sites are both 404.
-    static func find(_ id: String, for caller: Caller, in db: Database) throws -> VisibleItem {
-        guard let key = ItemID.parse(id), let row = try ItemRow.fetch(db, id: key),
+    /// Looks an API id up for a caller; unknown ids, ids the server never handed out and
+    /// ungranted sites are all 404.
+    static func find(_ id: String, ids: ItemIDCodec, for caller: Caller, in db: Database) throws -> VisibleItem {
+        guard let key = ids.rowID(for: id), let row = try ItemRow.fetch(db, id: key),
               let access = try SiteAccess.of(caller, site: row.siteID, in: db)
         else { throw APIError.notFound }
-        return VisibleItem(row: row, access: access)
+        return VisibleItem(row: row, access: access, ids: ids)
     }
 
     /// Throws 403 unless the caller may change things in this item's site.
     func requireWritable() throws {
         if case .readOnly = access { throw APIError.readOnly }
-    }
-}
-
-/// API item ids are the decimal row id, written as the server writes it; anything else is
-/// simply not found. `005` is not item 5: an id has one spelling, so nothing keyed by ids
-/// (a client's cache, a log) can be told two names for one item.
-enum ItemID {
-    static func parse(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let value = Int64(text), value > 0, String(value) == text
-        else { return nil }
-        return value
     }
 }

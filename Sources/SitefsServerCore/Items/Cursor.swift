@@ -26,19 +26,9 @@ struct CursorCodec: Sendable {
         self.key = key
     }
 
-    /// The server's key, made on first use (a race between two first starts is settled by
-    /// the database: one insert wins and both read it back).
+    /// The server's cursor key (see `ServerSecrets`).
     static func load(from pool: DatabasePool) throws -> CursorCodec {
-        let bytes = try pool.write { db -> [UInt8] in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL)")
-            try db.execute(sql: "INSERT OR IGNORE INTO secrets (name, value) VALUES ('cursor_key', ?)",
-                           arguments: [Data(SecureRandom.bytes(count: 32))])
-            guard let stored = try Data.fetchOne(db, sql: "SELECT value FROM secrets WHERE name = 'cursor_key'"), stored.count == 32 else {
-                throw DatabaseError(message: "the cursor key in the database is damaged")
-            }
-            return Array(stored)
-        }
-        return CursorCodec(key: SymmetricKey(data: bytes))
+        CursorCodec(key: SymmetricKey(data: try ServerSecrets.key(named: "cursor_key", in: pool)))
     }
 
     func encode(_ kind: Kind, _ position: Int64, for caller: Caller) -> String {

@@ -34,9 +34,9 @@ extension DocumentStore {
                 let siteID: Int64 = row["site_id"]
                 if let current = try ItemRow.fetch(db, id: itemID),
                    let access = try SiteAccess.of(caller, site: current.siteID, in: db) {
-                    changes.append(.item(current.item(access: access)))
+                    changes.append(.item(current.item(access: access, ids: ids)))
                 } else {
-                    changes.append(.deleted(id: String(itemID), siteID: String(siteID)))
+                    changes.append(.deleted(id: ids.apiID(for: itemID), siteID: ids.apiID(for: siteID)))
                 }
             }
             let last: Int64 = rows.last?["seq"] ?? after

@@ -7,10 +7,10 @@ extension DocumentStore {
     public func createFolder(named name: String, in parentID: String, by caller: Caller) async throws -> Item {
         try validate(name)
         return try await metadata.write { db in
-            let parent = try Self.writableContainer(parentID, for: caller, in: db)
+            let parent = try writableContainer(parentID, for: caller, in: db)
             let row = try Mutation.insert(
                 .init(siteID: parent.row.siteID, parentID: parent.row.id, name: name, kind: .folder), by: caller, in: db)
-            return row.item(access: parent.access)
+            return row.item(access: parent.access, ids: ids)
         }
     }
 
@@ -22,7 +22,7 @@ extension DocumentStore {
     ) async throws -> Item where Body.Element == ByteBuffer {
         try validate(name)
         try await metadata.read { db in
-            let parent = try Self.writableContainer(parentID, for: caller, in: db)
+            let parent = try writableContainer(parentID, for: caller, in: db)
             if try ItemRow.fetch(db, parentID: parent.row.id, name: name) != nil {
                 throw APIError.conflict("an item named '\(name)' already exists in this folder")
             }
@@ -30,13 +30,13 @@ extension DocumentStore {
         let blob = try await blobs.store(body, limit: maximumUploadBytes)
         do {
             return try await metadata.write { db in
-                let parent = try Self.writableContainer(parentID, for: caller, in: db)
+                let parent = try writableContainer(parentID, for: caller, in: db)
                 let row = try Mutation.insert(
                     .init(siteID: parent.row.siteID, parentID: parent.row.id, name: name, kind: .file, size: blob.size,
                           contentType: ContentTypes.forName(name), blob: blob.name, etag: blob.name,
                           modifiedAt: modifiedAt?.microseconds),
                     by: caller, in: db)
-                return row.item(access: parent.access)
+                return row.item(access: parent.access, ids: ids)
             }
         } catch {
             blobs.remove([blob.name])
@@ -45,28 +45,28 @@ extension DocumentStore {
     }
 
     /// Creates a file from bytes in memory, for the administrator's seeding and import.
-    func createFile(named name: String, in parentID: Int64, bytes: [UInt8], by caller: Caller) async throws -> Item {
+    func createFile(named name: String, in parentID: String, bytes: [UInt8], by caller: Caller) async throws -> Item {
         try validate(name)
         let blob = try blobs.store(bytes: bytes)
         return try await insertFile(named: name, in: parentID, blob: blob, by: caller)
     }
 
     /// Creates a file as a copy of a local file, for folder import.
-    func createFile(named name: String, in parentID: Int64, copying file: URLPath, by caller: Caller) async throws -> Item {
+    func createFile(named name: String, in parentID: String, copying file: URLPath, by caller: Caller) async throws -> Item {
         try validate(name)
         let blob = try blobs.store(copyOf: file.url)
         return try await insertFile(named: name, in: parentID, blob: blob, by: caller)
     }
 
-    private func insertFile(named name: String, in parentID: Int64, blob: (name: String, size: Int64), by caller: Caller) async throws -> Item {
+    private func insertFile(named name: String, in parentID: String, blob: (name: String, size: Int64), by caller: Caller) async throws -> Item {
         do {
             return try await metadata.write { db in
-                let parent = try Self.writableContainer(String(parentID), for: caller, in: db)
+                let parent = try writableContainer(parentID, for: caller, in: db)
                 return try Mutation.insert(
                     .init(siteID: parent.row.siteID, parentID: parent.row.id, name: name, kind: .file, size: blob.size,
                           contentType: ContentTypes.forName(name), blob: blob.name, etag: blob.name),
                     by: caller, in: db
-                ).item(access: parent.access)
+                ).item(access: parent.access, ids: ids)
             }
         } catch {
             blobs.remove([blob.name])
@@ -82,7 +82,7 @@ extension DocumentStore {
                 throw APIError.conflict("a site named '\(name)' already exists")
             }
             return try Mutation.insert(.init(siteID: nil, parentID: nil, name: name, kind: .site), by: caller, in: db)
-                .item(access: .readWrite)
+                .item(access: .readWrite, ids: ids)
         }
     }
 
@@ -90,7 +90,7 @@ extension DocumentStore {
     public func site(named name: String) async throws -> Item? {
         try await metadata.read { db in
             try ItemRow.fetchOne(db, sql: "SELECT * FROM items WHERE parent_id IS NULL AND name = ?", arguments: [name])?
-                .item(access: .readWrite)
+                .item(access: .readWrite, ids: ids)
         }
     }
 
@@ -98,8 +98,8 @@ extension DocumentStore {
         if let violation = ItemName.violation(of: name) { throw APIError.invalidName(violation) }
     }
 
-    static func writableContainer(_ id: String, for caller: Caller, in db: Database) throws -> VisibleItem {
-        let parent = try VisibleItem.find(id, for: caller, in: db)
+    func writableContainer(_ id: String, for caller: Caller, in db: Database) throws -> VisibleItem {
+        let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
         guard parent.row.isContainer else {
             throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder")
         }

@@ -6,7 +6,7 @@ extension DocumentStore {
     /// entry in the change feed, so clients can drop exactly what they cached.
     public func delete(_ id: String, condition: VersionCondition?, by caller: Caller) async throws {
         let orphanedBlobs = try await metadata.write { db -> [String] in
-            let victim = try VisibleItem.find(id, for: caller, in: db)
+            let victim = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard victim.row.kind != .site else { throw APIError.forbidden("sites are deleted by the administrator") }
             try victim.requireWritable()
             try VersionCondition.check(condition, victim)

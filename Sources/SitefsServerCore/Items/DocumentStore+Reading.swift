@@ -3,21 +3,21 @@ import SitefsAPI
 
 extension DocumentStore {
     public func item(_ id: String, for caller: Caller) async throws -> Item {
-        try await metadata.read { db in try VisibleItem.find(id, for: caller, in: db).item }
+        try await metadata.read { db in try VisibleItem.find(id, ids: ids, for: caller, in: db).item }
     }
 
     /// One page of a folder's (or site's) children, in the order they entered it.
     public func children(of id: String, cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
         let after = try cursor.map { try cursors.decode(.children, $0, for: caller) } ?? 0
         return try await metadata.read { db in
-            let parent = try VisibleItem.find(id, for: caller, in: db)
+            let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard parent.row.isContainer else { throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder") }
             let rows = try ItemRow.fetchAll(
                 db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
                 arguments: [parent.row.id, after, limit + 1])
             let page = rows.prefix(limit)
             let next = rows.count > limit ? page.last.map { cursors.encode(.children, $0.listSeq, for: caller) } : nil
-            return ItemPage(items: page.map { $0.item(access: parent.access) }, nextCursor: next)
+            return ItemPage(items: page.map { $0.item(access: parent.access, ids: ids) }, nextCursor: next)
         }
     }
 
@@ -34,19 +34,20 @@ extension DocumentStore {
                     WHERE grants.user_id = ? AND items.id > ? ORDER BY items.id LIMIT ?
                     """,
                 arguments: [userID, after, limit + 1])
-            let page = try rows.prefix(limit).map { row -> Item in
+            let page = rows.prefix(limit)
+            let items = try page.map { row -> Item in
                 let access: SiteAccess = (row["granted_read_only"] as Bool) ? .readOnly : .readWrite
-                return try ItemRow(row: row).item(access: access)
+                return try ItemRow(row: row).item(access: access, ids: ids)
             }
-            let next = rows.count > limit ? page.last.map { cursors.encode(.sites, Int64($0.id)!, for: caller) } : nil
-            return ItemPage(items: page, nextCursor: next)
+            let next = rows.count > limit ? page.last.map { cursors.encode(.sites, $0["id"], for: caller) } : nil
+            return ItemPage(items: items, nextCursor: next)
         }
     }
 
     /// The versions of a file, newest first.
     public func versions(of id: String, for caller: Caller) async throws -> [Version] {
         try await metadata.read { db in
-            let file = try VisibleItem.find(id, for: caller, in: db)
+            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard file.row.kind == .file else { throw APIError.badRequest("only files have versions", code: "not_a_file") }
             return try Row.fetchAll(
                 db, sql: "SELECT etag, size, modified_at, modified_by FROM versions WHERE item_id = ? ORDER BY id DESC",
@@ -68,7 +69,7 @@ extension DocumentStore {
 
     public func content(of id: String, version: String?, for caller: Caller) async throws -> ContentLocation {
         try await metadata.read { db in
-            let file = try VisibleItem.find(id, for: caller, in: db)
+            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
             let contentType = file.row.contentType ?? "application/octet-stream"
             guard let version, version != file.row.etag else {

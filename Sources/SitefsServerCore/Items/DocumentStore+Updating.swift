@@ -10,11 +10,11 @@ extension DocumentStore {
         of id: String, body: Body, condition: VersionCondition?, by caller: Caller, modifiedAt: Timestamp? = nil
     ) async throws -> Item where Body.Element == ByteBuffer {
         // Fail before reading the body when the answer is already known.
-        _ = try await metadata.read { db in try Self.writableFile(id, condition: condition, for: caller, in: db) }
+        _ = try await metadata.read { db in try writableFile(id, condition: condition, for: caller, in: db) }
         let blob = try await blobs.store(body, limit: maximumUploadBytes)
         do {
             return try await metadata.write { db in
-                let file = try Self.writableFile(id, condition: condition, for: caller, in: db)
+                let file = try writableFile(id, condition: condition, for: caller, in: db)
                 // The client's modification time when it sent one (so a file keeps the mtime
                 // its program gave it), else the server's.
                 let now = modifiedAt?.microseconds ?? Timestamp.now().microseconds
@@ -25,7 +25,7 @@ extension DocumentStore {
                     sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
                     arguments: [file.row.id, blob.name, blob.size, blob.name, now, caller.name])
                 try Mutation.recordChange(db, site: file.row.siteID, item: file.row.id)
-                return try VisibleItem.find(id, for: caller, in: db).item
+                return try VisibleItem.find(id, ids: ids, for: caller, in: db).item
             }
         } catch {
             blobs.remove([blob.name])
@@ -43,12 +43,12 @@ extension DocumentStore {
             throw APIError.badRequest("nothing to change: give name, parent_id or modified_at", code: "empty_patch")
         }
         let (item, orphanedBlobs) = try await metadata.write { db -> (Item, [String]) in
-            let source = try VisibleItem.find(id, for: caller, in: db)
+            let source = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard source.row.kind != .site else { throw APIError.forbidden("sites are renamed by the administrator") }
             try source.requireWritable()
             try VersionCondition.check(condition, source)
 
-            let destination = try patch.parentID.map { try Self.destinationFolder($0, moving: source, for: caller, in: db) }
+            let destination = try patch.parentID.map { try destinationFolder($0, moving: source, for: caller, in: db) }
                 ?? source.row.parentID!
             let name = patch.name ?? source.row.name
             let moved = destination != source.row.parentID
@@ -57,7 +57,7 @@ extension DocumentStore {
                 guard patch.replace == true else {
                     throw APIError.conflict("an item named '\(name)' already exists in the destination folder")
                 }
-                return try Self.replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db)
+                return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db)
             }
             try db.execute(
                 sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, etag = ? WHERE id = ?",
@@ -71,7 +71,7 @@ extension DocumentStore {
             } else {
                 try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id)
             }
-            return (try VisibleItem.find(id, for: caller, in: db).item, [])
+            return (try VisibleItem.find(id, ids: ids, for: caller, in: db).item, [])
         }
         blobs.remove(orphanedBlobs)
         return item
@@ -79,7 +79,7 @@ extension DocumentStore {
 
     /// The folder an item may be moved into: visible, writable, in the same site, and not
     /// the item itself or inside it.
-    private static func destinationFolder(_ id: String, moving source: VisibleItem, for caller: Caller, in db: Database) throws -> Int64 {
+    private func destinationFolder(_ id: String, moving source: VisibleItem, for caller: Caller, in db: Database) throws -> Int64 {
         let folder = try writableContainer(id, for: caller, in: db)
         guard folder.row.siteID == source.row.siteID else {
             throw APIError.badRequest("items move only within their site; copy them to another site", code: "cross_site")
@@ -96,7 +96,7 @@ extension DocumentStore {
 
     /// Rename-over: `target` takes `source`'s current content as a new version; `source`
     /// goes away. Returns the surviving item and blobs no longer referenced.
-    private static func replace(
+    private func replace(
         _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: Database
     ) throws -> (Item, [String]) {
         guard source.row.kind == .file, target.kind == .file, let blob = source.row.blob else {
@@ -115,11 +115,11 @@ extension DocumentStore {
         try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
         try Mutation.recordChange(db, site: target.siteID, item: target.id)
         guard let survivor = try ItemRow.fetch(db, id: target.id) else { throw DatabaseError(message: "replaced item vanished") }
-        return (survivor.item(access: source.access), orphans)
+        return (survivor.item(access: source.access, ids: ids), orphans)
     }
 
-    static func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: Database) throws -> VisibleItem {
-        let file = try VisibleItem.find(id, for: caller, in: db)
+    func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: Database) throws -> VisibleItem {
+        let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
         guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
         try file.requireWritable()
         try VersionCondition.check(condition, file)

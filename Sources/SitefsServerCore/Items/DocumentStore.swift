@@ -14,12 +14,15 @@ public struct DocumentStore: Sendable {
     let maximumUploadBytes: Int64
     /// Seals paging cursors (see `CursorCodec`).
     let cursors: CursorCodec
+    /// Turns row ids into API ids and back (see `ItemIDCodec`).
+    let ids: ItemIDCodec
 
     init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64) throws {
         self.metadata = metadata
         self.blobs = blobs
         self.maximumUploadBytes = maximumUploadBytes
         cursors = try CursorCodec.load(from: metadata.pool)
+        ids = try ItemIDCodec.load(from: metadata.pool)
     }
 
     /// Page sizes: default and ceiling for `limit`.

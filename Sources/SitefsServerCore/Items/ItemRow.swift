@@ -41,9 +41,9 @@ struct ItemRow: FetchableRecord, Sendable {
     var isContainer: Bool { kind != .file }
 
     /// The API's view of this row for a caller with the given access to its site.
-    func item(access: SiteAccess) -> Item {
+    func item(access: SiteAccess, ids: ItemIDCodec) -> Item {
         Item(
-            id: String(id), parentID: parentID.map(String.init), siteID: String(siteID), name: name,
+            id: ids.apiID(for: id), parentID: parentID.map(ids.apiID(for:)), siteID: ids.apiID(for: siteID), name: name,
             kind: kind, size: size, contentType: contentType,
             createdAt: Timestamp(microsecondsSinceEpoch: createdAt),
             modifiedAt: Timestamp(microsecondsSinceEpoch: modifiedAt),
