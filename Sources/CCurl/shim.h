@@ -54,6 +54,12 @@ static inline CURLcode sitefs_curl_easy_setopt_seek_callback(CURL *handle, CURLo
     return curl_easy_setopt(handle, option, callback);
 }
 
+/// For CURLOPT_XFERINFOFUNCTION, which libcurl calls as data moves and about once a second
+/// while it does not; a non-zero return aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+static inline CURLcode sitefs_curl_easy_setopt_xferinfo_callback(CURL *handle, CURLoption option, curl_xferinfo_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
 // MARK: - curl_easy_getinfo
 
 /// For CURLINFO_LONG values (CURLINFO_RESPONSE_CODE, CURLINFO_OS_ERRNO).

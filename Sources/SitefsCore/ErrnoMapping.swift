@@ -22,6 +22,7 @@ extension ProviderError {
             default: return status == 403 ? .permissionDenied : .ioError
             }
         case .unreachable, .serverUnavailable, .invalidResponse, .localIO: return .ioError
+        case .cancelled: return .interrupted
         }
     }
 }
@@ -31,6 +32,7 @@ extension Logger {
     func failed(_ operation: @autoclosure () -> String, _ failure: ProviderError) {
         switch failure {
         case .notFound: debug("\(operation()): \(failure)")
+        case .cancelled: info("\(operation()): \(failure)")
         case .notAuthenticated: error("\(operation()): \(failure)")
         default: warning("\(operation()): \(failure)")
         }

@@ -1,3 +1,4 @@
+import SitefsProvider
 import SystemPackage
 
 #if canImport(Glibc)
@@ -107,10 +108,20 @@ public struct RequestContext: Sendable {
     public var uid: UInt32
     public var gid: UInt32
     public var pid: Int32
-    public init(uid: UInt32, gid: UInt32, pid: Int32) {
+    /// Whether the caller has given up on this request (a signal reached the process that
+    /// waits for it). Asked only while the request runs, on its own thread; operations that
+    /// may wait long (an open that downloads) end with EINTR once it says so.
+    public var interruption: Cancellation
+    public init(uid: UInt32, gid: UInt32, pid: Int32, interruption: Cancellation = .never) {
         self.uid = uid
         self.gid = gid
         self.pid = pid
+        self.interruption = interruption
+    }
+
+    /// For the adapter, which asks the kernel's word (FUSE_INTERRUPT) through `isInterrupted`.
+    public init(uid: UInt32, gid: UInt32, pid: Int32, isInterrupted: @escaping @Sendable () -> Bool) {
+        self.init(uid: uid, gid: gid, pid: pid, interruption: Cancellation(isInterrupted))
     }
 }
 

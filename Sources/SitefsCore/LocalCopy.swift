@@ -49,8 +49,18 @@ final class LocalCopy: @unchecked Sendable {
     }
 
     /// Waits for the first opener's download. Call with `condition` locked.
-    func waitUntilLoaded() throws(Errno) {
-        while case .loading = state { condition.wait() }
+    /// Waits (with `condition` locked) for another opener's download or revalidation. A
+    /// caller that gives up meanwhile gets EINTR; the download goes on for the others.
+    func waitUntilLoaded(interruption: Cancellation) throws(Errno) {
+        while case .loading = state {
+            if !interruption.mayCancel {
+                condition.wait()
+            } else {
+                // Woken by the loader's broadcast, or every quarter second to ask again.
+                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.25))
+                if case .loading = state, interruption.isCancelled { throw .interrupted }
+            }
+        }
         if case .failed(let error) = state { throw error }
     }
 

@@ -9,19 +9,29 @@ import Glibc
 #endif
 
 extension SitefsFilesystem {
+    /// An open for writing downloads the whole file first; the caller may give up on that
+    /// (`context.interruption`: a signal, FUSE_INTERRUPT), and its open then fails with EINTR
+    /// within about a second, however slow the server. Another opener that was waiting for
+    /// that download was not interrupted: it tries again and downloads itself.
     public func open(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
-        do {
-            return try openOnce(inode, flags: flags)
-        } catch .staleNFSFileHandle {
-            // A new file was created on the server meanwhile: once that is reported, open the
-            // server's item, which the inode now stands for.
-            guard let identifier = inodes.identifier(of: inode) else { throw .staleNFSFileHandle }
-            if identifier.isLocal { _ = uploader.waitUntilIdle(identifier, timeout: .seconds(5)) }
-            return try openOnce(inode, flags: flags)
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                return try openOnce(inode, flags: flags, interruption: context.interruption)
+            } catch .staleNFSFileHandle where attempts < 3 {
+                // A new file was created on the server meanwhile: once that is reported, open the
+                // server's item, which the inode now stands for.
+                guard let identifier = inodes.identifier(of: inode) else { throw .staleNFSFileHandle }
+                if identifier.isLocal { _ = uploader.waitUntilIdle(identifier, timeout: .seconds(5)) }
+            } catch .interrupted where attempts < 3 && !context.interruption.isCancelled {
+                // The download this open waited for was given up by its own caller.
+                continue
+            }
         }
     }
 
-    private func openOnce(_ inode: InodeNumber, flags: Int32) throws(Errno) -> OpenReply {
+    private func openOnce(_ inode: InodeNumber, flags: Int32, interruption: Cancellation) throws(Errno) -> OpenReply {
         let item = try currentItem(try identifier(of: inode))
         guard item.kind == .file else { throw .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
@@ -37,7 +47,7 @@ extension SitefsFilesystem {
                                       maximumWindow: configuration.maximumReadAhead)
             return OpenReply(handle: handles.add(.remote(reader)), keepCache: keepCache)
         }
-        let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing)
+        let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing, interruption: interruption)
         // Revalidation may have brought newer content than the metadata said: then not.
         copy.condition.lock()
         let unchanged = copy.baseVersion == item.version
@@ -84,7 +94,8 @@ extension SitefsFilesystem {
     /// The shared local copy of a file, created (downloaded, or empty when truncating) by
     /// the first opener; later openers wait for that download instead of starting another.
     /// A copy left from an earlier open is revalidated with If-None-Match.
-    func materialize(_ item: ProviderItem, truncate: Bool, writer: Bool) throws(Errno) -> LocalCopy {
+    func materialize(_ item: ProviderItem, truncate: Bool, writer: Bool,
+                     interruption: Cancellation = .never) throws(Errno) -> LocalCopy {
         // The handle is reserved while the registry is locked, so a concurrent release cannot
         // delete the copy between finding it here and using it.
         let (copy, isNew, wasUnused) = copies.withLock { copies -> (LocalCopy, Bool, Bool) in
@@ -99,7 +110,7 @@ extension SitefsFilesystem {
             return (copy, existing == nil, unused)
         }
         do {
-            try prepare(copy, for: item, isNew: isNew, wasUnused: wasUnused, truncate: truncate)
+            try prepare(copy, for: item, isNew: isNew, wasUnused: wasUnused, truncate: truncate, interruption: interruption)
             return copy
         } catch {
             copy.condition.lock()
@@ -119,12 +130,13 @@ extension SitefsFilesystem {
 
     /// Fills a new copy (download, or empty when truncating) or readies an existing one:
     /// later openers wait for the first one's download; an unused clean copy is revalidated.
-    private func prepare(_ copy: LocalCopy, for item: ProviderItem, isNew: Bool, wasUnused: Bool, truncate: Bool) throws(Errno) {
+    private func prepare(_ copy: LocalCopy, for item: ProviderItem, isNew: Bool, wasUnused: Bool, truncate: Bool,
+                         interruption: Cancellation) throws(Errno) {
         copy.condition.lock()
         defer { copy.condition.unlock() }
         if isNew {
             copy.condition.unlock()
-            let result = download(item, into: copy.path, truncate: truncate)
+            let result = download(item, into: copy.path, truncate: truncate, interruption: interruption)
             copy.condition.lock()
             defer { copy.condition.broadcast() }
             switch result {
@@ -139,18 +151,19 @@ extension SitefsFilesystem {
             }
             return
         }
-        try copy.waitUntilLoaded()
+        try copy.waitUntilLoaded(interruption: interruption)
         if truncate {
             try copy.unshare(copying: false)
             guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
             copy.dirty = true
         } else if wasUnused && !copy.dirty && !item.identifier.isLocal && uploader.isIdle(item.identifier) {
             // A clean copy left from an earlier open: revalidate (usually a 304) before use.
-            try revalidate(copy, against: item)
+            try revalidate(copy, against: item, interruption: interruption)
         }
     }
 
-    private func download(_ item: ProviderItem, into path: String, truncate: Bool) -> Result<(Int32, String), Errno> {
+    private func download(_ item: ProviderItem, into path: String, truncate: Bool,
+                          interruption: Cancellation) -> Result<(Int32, String), Errno> {
         // A new file, never one left at this path: that may still be a staged snapshot.
         Glibc.unlink(path)
         let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -181,7 +194,8 @@ extension SitefsFilesystem {
         }
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: nil,
-                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size))
+                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size),
+                                                   cancellation: interruption)
             guard case .fetched(let version, _) = outcome else { throw .invalidResponse("304 without a condition") }
             return .success((descriptor, version))
         } catch {
@@ -194,11 +208,11 @@ extension SitefsFilesystem {
     /// Revalidates an unused local copy with If-None-Match; on a newer version the new
     /// content is downloaded beside it and swapped in. Called with the copy's condition
     /// locked; the request runs with it unlocked (other openers wait for `.loading`).
-    private func revalidate(_ copy: LocalCopy, against item: ProviderItem) throws(Errno) {
+    private func revalidate(_ copy: LocalCopy, against item: ProviderItem, interruption: Cancellation) throws(Errno) {
         copy.state = .loading
         let base = copy.baseVersion
         copy.condition.unlock()
-        let result = downloadIfChanged(item, since: base, beside: copy.path)
+        let result = downloadIfChanged(item, since: base, beside: copy.path, interruption: interruption)
         copy.condition.lock()
         defer { copy.condition.broadcast() }
         copy.state = .ready
@@ -214,13 +228,15 @@ extension SitefsFilesystem {
         }
     }
 
-    private func downloadIfChanged(_ item: ProviderItem, since version: String?, beside path: String) -> Result<(Int32, String)?, Errno> {
+    private func downloadIfChanged(_ item: ProviderItem, since version: String?, beside path: String,
+                                   interruption: Cancellation) -> Result<(Int32, String)?, Errno> {
         let fresh = path + ".new"
         let descriptor = Glibc.open(fresh, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return .failure(.ioError) }
         do throws(ProviderError) {
             let outcome = try backend.fetchContent(of: item.identifier, version: nil, range: nil, ifNoneMatch: version,
-                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size))
+                                                   into: .file(descriptor: descriptor, offset: 0, promisedSize: item.size),
+                                                   cancellation: interruption)
             guard case .fetched(let current, _) = outcome else {
                 close(descriptor)
                 Glibc.unlink(fresh)

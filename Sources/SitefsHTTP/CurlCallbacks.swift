@@ -58,3 +58,17 @@ func curlSeekCallback(_ userdata: UnsafeMutableRawPointer?, _ offset: curl_off_t
     guard let upload = context.upload, upload.seek(to: Int64(offset)) else { return SITEFS_CURL_SEEKFUNC_FAIL }
     return SITEFS_CURL_SEEKFUNC_OK
 }
+
+/// CURLOPT_XFERINFOFUNCTION: asks the request's cancellation check; non-zero makes libcurl
+/// abort with CURLE_ABORTED_BY_CALLBACK. libcurl calls it at least once a second even when
+/// no byte moves, so a stalled transfer is abandoned as promptly as a flowing one.
+func curlProgressCallback(
+    _ userdata: UnsafeMutableRawPointer?, _ downloadTotal: curl_off_t, _ downloaded: curl_off_t,
+    _ uploadTotal: curl_off_t, _ uploaded: curl_off_t
+) -> Int32 {
+    guard let userdata else { return 0 }
+    let context = TransferContext.from(userdata)
+    guard let isCancelled = context.isCancelled, isCancelled() else { return 0 }
+    if context.failure == nil { context.failure = .cancelled }
+    return 1
+}

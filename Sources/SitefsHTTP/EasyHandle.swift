@@ -60,6 +60,10 @@ final class EasyHandle {
         try check(sitefs_curl_easy_setopt_seek_callback(raw, option, seekCallback), option)
     }
 
+    func set(_ option: CURLoption, progressCallback: curl_xferinfo_callback) throws(HTTPClientError) {
+        try check(sitefs_curl_easy_setopt_xferinfo_callback(raw, option, progressCallback), option)
+    }
+
     /// Runs the configured transfer on the calling thread until it completes or fails.
     func perform() -> CURLcode {
         curl_easy_perform(raw)

@@ -20,6 +20,8 @@ public enum HTTPClientError: Error, CustomStringConvertible {
     case invalidRequest(String)
     /// A `.chunks` sink threw; the caller's error is kept.
     case sinkFailed(any Error)
+    /// The request's `isCancelled` said so; the transfer was abandoned.
+    case cancelled
     /// Any other libcurl failure, with curl's description.
     case curl(code: Int, message: String)
 
@@ -28,7 +30,7 @@ public enum HTTPClientError: Error, CustomStringConvertible {
     public var isTransient: Bool {
         switch self {
         case .cannotConnect, .timedOut, .connectionReset: return true
-        case .responseTooLarge, .localIO, .invalidRequest, .sinkFailed, .curl: return false
+        case .responseTooLarge, .localIO, .invalidRequest, .sinkFailed, .cancelled, .curl: return false
         }
     }
 
@@ -44,6 +46,7 @@ public enum HTTPClientError: Error, CustomStringConvertible {
             return "\(operation) failed: \(message) (errno \(code))"
         case .invalidRequest(let detail): return "invalid request: \(detail)"
         case .sinkFailed(let error): return "response sink failed: \(error)"
+        case .cancelled: return "cancelled by the caller"
         case .curl(let code, let message): return "curl error \(code): \(message)"
         }
     }

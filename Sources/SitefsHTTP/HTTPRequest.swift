@@ -28,6 +28,10 @@ public struct HTTPRequest: Sendable {
     public var appliesOverallTimeout: Bool
     /// Told how many bytes of the body have been handed to libcurl so far (for progress).
     public var onBodyProgress: (@Sendable (Int64) -> Void)?
+    /// Asked as data moves and about once a second while none does; true ends the transfer
+    /// with `HTTPClientError.cancelled` (a caller that gave up: a signal to a process
+    /// waiting on a download). Called on the transfer's own thread.
+    public var isCancelled: (@Sendable () -> Bool)?
 
     public init(
         method: HTTPMethod, path: String, headers: [(String, String)] = [], body: Body = .none,

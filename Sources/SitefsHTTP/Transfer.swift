@@ -24,7 +24,7 @@ struct Transfer {
         }
         upload?.onProgress = request.onBodyProgress
         let headerList = try HeaderList(for: request, sendsBody: upload != nil)
-        let context = TransferContext(receiver: try BodyReceiver(sink: sink), upload: upload)
+        let context = TransferContext(receiver: try BodyReceiver(sink: sink), upload: upload, isCancelled: request.isCancelled)
 
         let userdata = Unmanaged.passRetained(context)
         defer {
@@ -80,6 +80,11 @@ struct Transfer {
         try handle.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         try handle.set(CURLOPT_WRITEDATA, pointer: userdata)
         try handle.set(CURLOPT_HTTPHEADER, headers: headers.raw)
+        if request.isCancelled != nil {
+            try handle.set(CURLOPT_XFERINFOFUNCTION, progressCallback: curlProgressCallback)
+            try handle.set(CURLOPT_XFERINFODATA, pointer: userdata)
+            try handle.set(CURLOPT_NOPROGRESS, false)
+        }
 
         try configureMethod(request.method, upload: upload, userdata: userdata)
     }

@@ -10,15 +10,18 @@ final class TransferContext {
     var headerParser = ResponseHeaderParser()
     let receiver: BodyReceiver
     let upload: UploadSource?
+    /// The request's cancellation check (see `HTTPRequest.isCancelled`).
+    let isCancelled: (@Sendable () -> Bool)?
     /// The first failure a callback hit. libcurl only learns "the callback refused", so this
     /// is the error the caller sees instead of curl's generic write/read/abort error.
     var failure: HTTPClientError?
     /// CURLOPT_ERRORBUFFER: curl writes a specific message here when a transfer fails.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init(receiver: BodyReceiver, upload: UploadSource?) {
+    init(receiver: BodyReceiver, upload: UploadSource?, isCancelled: (@Sendable () -> Bool)?) {
         self.receiver = receiver
         self.upload = upload
+        self.isCancelled = isCancelled
         errorBuffer = .allocate(capacity: Int(SITEFS_CURL_ERROR_SIZE))
         errorBuffer.initialize(repeating: 0, count: Int(SITEFS_CURL_ERROR_SIZE))
     }

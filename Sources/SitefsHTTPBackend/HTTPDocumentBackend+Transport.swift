@@ -15,6 +15,7 @@ extension HTTPDocumentBackend {
             case .localIO: throw .localIO(error.description)
             case .responseTooLarge: throw .invalidResponse(error.description)
             case .invalidRequest: throw .invalidName(error.description)
+            case .cancelled: throw .cancelled
             default: throw .unreachable(error.description)
             }
         }

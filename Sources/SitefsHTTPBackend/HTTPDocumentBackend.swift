@@ -35,7 +35,7 @@ public final class HTTPDocumentBackend: DocumentBackend {
     // MARK: Content
 
     public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
-                             into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
+                             into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
         var headers: [(String, String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
         if let ifNoneMatch { headers.append(("If-None-Match", "\"\(ifNoneMatch)\"")) }
@@ -58,7 +58,9 @@ public final class HTTPDocumentBackend: DocumentBackend {
         }
         let response: HTTPResponse
         do {
-            response = try send(HTTPRequest(method: .get, path: path, headers: headers, appliesOverallTimeout: false), into: responseSink)
+            var request = HTTPRequest(method: .get, path: path, headers: headers, appliesOverallTimeout: false)
+            if cancellation.mayCancel { request.isCancelled = { cancellation.isCancelled } }
+            response = try send(request, into: responseSink)
         } catch where overflowed {
             throw .invalidResponse("content response larger than the range asked for")
         }

@@ -11,9 +11,10 @@ public protocol DocumentBackend: Sendable {
 
     /// Downloads content (all of it, or `range`) into `sink`: the current version, or
     /// `version` (a reader keeps the version it opened). With `ifNoneMatch` equal to the
-    /// server's version, nothing is transferred and `.notModified` comes back.
+    /// server's version, nothing is transferred and `.notModified` comes back. Once
+    /// `cancellation` says so, the transfer is abandoned with `.cancelled`.
     func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
-                      into sink: ContentSink) throws(ProviderError) -> FetchOutcome
+                      into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome
 
     func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem
     /// Creates a file with the content of a local file (streamed, never whole in memory),
@@ -68,6 +69,12 @@ public enum FetchOutcome: Sendable {
 }
 
 extension DocumentBackend {
+    /// A download nobody will give up on (read-ahead, revalidation in the background, tests).
+    public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                             into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
+        try fetchContent(of: file, version: version, range: range, ifNoneMatch: ifNoneMatch, into: sink, cancellation: .never)
+    }
+
     public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String) throws(ProviderError) -> ProviderItem {
         try createFile(named: name, in: parent, contentsOf: path, modified: nil, progress: nil)
     }

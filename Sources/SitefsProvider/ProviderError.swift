@@ -25,6 +25,8 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
     case invalidResponse(String)
     /// A local file could not be read or written.
     case localIO(String)
+    /// The caller gave up (`Cancellation`): nothing is wrong with the server or the item.
+    case cancelled
 
     public var isNotFound: Bool {
         if case .notFound = self { true } else { false }
@@ -44,6 +46,7 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
         case .serverUnavailable(let status, let message, _): return "server error \(status): \(message)"
         case .invalidResponse(let message): return "invalid server response: \(message)"
         case .localIO(let message): return "local I/O error: \(message)"
+        case .cancelled: return "interrupted by the caller"
         }
     }
 

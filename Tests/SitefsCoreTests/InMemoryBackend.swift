@@ -24,6 +24,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
         var holdFetchesHalfway = false
         var fetchesHeld = 0
+        /// Whole-file fetches (an open for writing) wait, before any byte, until this is
+        /// cleared or their caller gives up (`Cancellation`).
+        var holdWholeFetches = false
+        var wholeFetchesHeld = 0
         /// Every ranged fetch, in order.
         var fetchedRanges: [ClosedRange<Int64>] = []
         /// Uploads stop halfway (progress reported) until this is cleared.
@@ -81,6 +85,10 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes ranged fetches stop after their first half, as a slow network would, until released.
     func holdFetchesHalfway(_ hold: Bool) { state.withLock { $0.holdFetchesHalfway = hold } }
+    /// Makes whole-file fetches wait before any byte until released or cancelled.
+    func holdWholeFetches(_ hold: Bool) { state.withLock { $0.holdWholeFetches = hold } }
+    /// Whole-file fetches waiting right now.
+    var wholeFetchesHeld: Int { state.withLock { $0.wholeFetchesHeld } }
     /// Ranged fetches waiting halfway right now.
     var fetchesHeld: Int { state.withLock { $0.fetchesHeld } }
     /// Makes uploads report half their bytes sent and wait there until released.
@@ -215,10 +223,11 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
-                      into sink: ContentSink) throws(ProviderError) -> FetchOutcome {
+                      into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
         try call("fetch")
         let delay = state.withLock { $0.fetchDelay }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        if range == nil { try waitWhileWholeFetchesAreHeld(cancellation) }
         let (bytes, current) = try state.withLock { state throws(ProviderError) -> ([UInt8], String) in
             guard let node = state.nodes[file] else { throw .notFound }
             if let version, version != node.item.version { throw .notFound }
@@ -249,6 +258,17 @@ final class InMemoryBackend: DocumentBackend, Sendable {
             _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         }
         return .fetched(version: current, totalSize: Int64(bytes.count))
+    }
+
+    private func waitWhileWholeFetchesAreHeld(_ cancellation: Cancellation) throws(ProviderError) {
+        guard state.withLock({ $0.holdWholeFetches }) else { return }
+        state.withLock { $0.wholeFetchesHeld += 1 }
+        defer { state.withLock { $0.wholeFetchesHeld -= 1 } }
+        let deadline = Date().addingTimeInterval(10)
+        while state.withLock({ $0.holdWholeFetches }), Date() < deadline {
+            if cancellation.isCancelled { throw .cancelled }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 
     private func waitWhileFetchesAreHeld() {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SitefsHTTP
 
@@ -45,6 +46,29 @@ import Testing
             #expect(error.isTransient)
             // A bound that catches a hang, not a speed requirement.
             #expect(seconds >= 1 && seconds < 10)
+        }
+    }
+
+    /// A caller that gives up ends a stalled transfer at once: libcurl asks the request's
+    /// `isCancelled` about once a second even while no byte moves (issue 17, item 1). The
+    /// stall timeout is a minute here, so only the cancellation can end it.
+    @Test func cancelledTransferEndsWhileStalled() throws {
+        try withTestServer { server in
+            let timeouts = HTTPClient.Timeouts(connect: .seconds(5), lowSpeedLimit: 1, lowSpeedTime: .seconds(60), overall: nil)
+            let client = HTTPClient(baseURL: server.baseURL, timeouts: timeouts)
+            let asked = Atomic<Int>(0)
+            var request = HTTPRequest(method: .get, path: "/slow", appliesOverallTimeout: false)
+            // Gives up on the third question: the transfer has started and stalled by then.
+            request.isCancelled = { asked.add(1, ordering: .relaxed).newValue >= 3 }
+            let (result, seconds) = timed { Result { () throws(HTTPClientError) in try client.send(request) } }
+            guard case .failure(.cancelled) = result else {
+                Issue.record("expected cancelled, got \(result)")
+                return
+            }
+            #expect(asked.load(ordering: .relaxed) == 3)
+            #expect(!HTTPClientError.cancelled.isTransient)
+            // A bound that catches a hang (the stall timeout is 60 s), not a speed requirement.
+            #expect(seconds < 30)
         }
     }
 
