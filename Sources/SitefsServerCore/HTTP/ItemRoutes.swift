@@ -30,15 +30,23 @@ struct ItemRoutes {
         let parent = try context.parameters.require("id")
         let caller = try context.requireCaller()
         let query = try QueryParameters(request.uri.query)
+        // Checked whatever is created: a malformed time is a 400, never silently ignored.
+        let modifiedAt = try query.timestamp("modified_at")
         let item: Item
         if let nameBytes = query.bytes("name") {
+            // One meaning per request: JSON makes folders, so a JSON body with ?name= is
+            // neither a folder (which takes no name parameter) nor clearly a file.
+            if let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") {
+                throw APIError(.unsupportedMediaType, code: "unsupported_media_type",
+                               "a file's bytes are sent as application/octet-stream (or any type but JSON) with ?name=; JSON creates folders, without ?name=")
+            }
             do { try ItemName.validate(utf8: nameBytes) } catch { throw APIError.invalidName(error) }
             let name = String(decoding: nameBytes, as: UTF8.self)
             if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > documents.maximumUploadBytes {
                 throw APIError.contentTooLarge(limit: documents.maximumUploadBytes)
             }
             item = try await documents.createFile(named: name, in: parent, body: request.body, by: caller,
-                                                  modifiedAt: try query.timestamp("modified_at"))
+                                                  modifiedAt: modifiedAt)
         } else {
             let folder = try await JSONBody.decode(NewFolder.self, from: request, context: context)
             guard folder.kind == .folder else {

@@ -46,10 +46,12 @@ extension DocumentStore {
             let source = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard source.row.kind != .site else { throw APIError.forbidden("sites are renamed by the administrator") }
             try source.requireWritable()
-            try VersionCondition.check(condition, source)
-
+            // The request is checked before the condition: a move to a folder that does not
+            // exist is a 404 whatever the version.
             let destination = try patch.parentID.map { try destinationFolder($0, moving: source, for: caller, in: db) }
                 ?? source.row.parentID!
+            try VersionCondition.check(condition, source)
+
             let name = patch.name ?? source.row.name
             let moved = destination != source.row.parentID
             if moved || !ItemName.same(name, source.row.name),
