@@ -123,8 +123,9 @@ let package = Package(
             name: "SitefsFuzz",
             dependencies: ["SitefsAPI", "SitefsHTTP", "SitefsHTTPBackend"]
         ),
-        // Test support: the real executables as child processes, curl as a client.
-        .target(name: "SitefsTestSupport", path: "Tests/SitefsTestSupport"),
+        // The test kit: the real executables as child processes, curl as a client, the
+        // fault proxy, the in-memory backend with its failure injection, one bounded wait.
+        .target(name: "SitefsTestSupport", dependencies: ["SitefsProvider", "SitefsAPI"], path: "Tests/SitefsTestSupport"),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(
@@ -135,7 +136,7 @@ let package = Package(
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",
-            dependencies: ["SitefsFUSE", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["SitefsFUSE", "SitefsCore", "SitefsTestSupport", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .testTarget(
             name: "SitefsHTTPBackendTests",
@@ -152,7 +153,7 @@ let package = Package(
         .testTarget(
             name: "SitefsCoreTests",
             dependencies: [
-                "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsAPI",
+                "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsAPI", "SitefsTestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -2,6 +2,7 @@ import Foundation
 import SitefsCore
 import SitefsProvider
 import SystemPackage
+import SitefsTestSupport
 import Testing
 
 /// The daemon's controls on the mount root are attributes it acts on when they are read, so
@@ -26,7 +27,7 @@ import Testing
         #expect(harness.backend.calls("createFile") == 0, "sent before its delay")
         let answer = try readRoot(harness, "user.sitefs.control.sync")
         #expect(String(decoding: answer, as: UTF8.self).contains("\"pending\""), "the answer is the status")
-        harness.waitUntil { harness.backend.calls("createFile") == 1 }
+        _ = eventually { harness.backend.calls("createFile") == 1 }
         #expect(harness.backend.calls("createFile") == 1, "the control did not send the waiting save")
     }
 
@@ -35,10 +36,10 @@ import Testing
         defer { harness.remove() }
         harness.backend.fail(with: .forbidden("test: refused"))
         _ = try readRoot(harness, "user.sitefs.control.sync")
-        harness.waitUntil { (try? harness.xattr(.root, "user.sitefs.status").contains("test: refused")) == true }
+        _ = eventually { (try? harness.xattr(.root, "user.sitefs.status").contains("test: refused")) == true }
         harness.backend.fail(with: nil)
         _ = try readRoot(harness, "user.sitefs.control.retry")
-        harness.waitUntil { harness.backend.calls("createFile") == 2 }
+        _ = eventually { harness.backend.calls("createFile") == 2 }
         #expect(harness.backend.calls("createFile") == 2, "the failed upload was not tried again")
     }
 

@@ -3,6 +3,7 @@ import Logging
 import SitefsCore
 import SitefsProvider
 import SystemPackage
+import SitefsTestSupport
 import Testing
 
 /// A filesystem core over an in-memory backend, driven as the FUSE adapter would drive it.
@@ -108,11 +109,6 @@ struct CoreHarness {
         }
     }
 
-    /// Runs the check until it holds or `seconds` pass (background work: a bounded wait).
-    func waitUntil(seconds: Double = 10, _ check: () -> Bool) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !check() && Date() < deadline { usleep(5_000) }
-    }
 
     /// True when no snapshot is left in staging (every save confirmed or dropped).
     var stagingIsEmpty: Bool {

@@ -4,6 +4,7 @@ import SitefsCore
 import Synchronization
 import SitefsProvider
 import SystemPackage
+import SitefsTestSupport
 import Testing
 
 @Suite struct NamespaceCoreTests {
@@ -74,7 +75,7 @@ import Testing
             return seen <= 3
         }
         // Nobody asked for page two, yet it is fetched.
-        harness.waitUntil { harness.backend.calls("children") >= 2 }
+        _ = eventually { harness.backend.calls("children") >= 2 }
         #expect(harness.backend.calls("children") == 2)
         // The reader then gets it without asking the server again.
         let rest = try readNames(harness, inode, handle, from: 3, perCall: 7)
@@ -94,7 +95,7 @@ import Testing
             names.append($0.name.description)
             return true
         }
-        harness.waitUntil { harness.backend.calls("children") >= 2 }
+        _ = eventually { harness.backend.calls("children") >= 2 }
         usleep(50_000)  // the failed read-ahead records its failure
         harness.backend.failListings(after: nil)
         names += try readNames(harness, inode, handle, from: 5, perCall: 7)
@@ -248,7 +249,7 @@ import Testing
             lease.end()
         }
         reader.start()
-        harness.waitUntil(seconds: 5) { served.withLock { $0 != nil } }
+        _ = eventually(timeout: .seconds(5)) { served.withLock { $0 != nil } }
         let servedWhileHeld = served.withLock { $0 != nil }
         let stillHeld = harness.backend.fetchesHeld
         harness.backend.holdFetchesHalfway(false)

@@ -3,6 +3,7 @@ import SitefsAPI
 import SitefsCore
 import SitefsProvider
 import SystemPackage
+import SitefsTestSupport
 import Testing
 
 #if canImport(Glibc)

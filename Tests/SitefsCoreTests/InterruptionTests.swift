@@ -4,6 +4,7 @@ import SitefsCore
 import SitefsProvider
 import Synchronization
 import SystemPackage
+import SitefsTestSupport
 import Testing
 
 /// A program blocked in `open()` while its file downloads can be interrupted (issue 17,
@@ -56,7 +57,7 @@ import Testing
 
         let signal = Signal()
         let open = BackgroundOpen(harness, inode, context: signal.context)
-        harness.waitUntil { harness.backend.wholeFetchesHeld == 1 }
+        _ = eventually { harness.backend.wholeFetchesHeld == 1 }
         try #require(harness.backend.wholeFetchesHeld == 1, "the download never started")
         signal.raise()
         #expect(open.finished(within: 10), "the open did not end after the interrupt")
@@ -77,7 +78,7 @@ import Testing
 
         let impatient = Signal()
         let first = BackgroundOpen(harness, inode, context: impatient.context)
-        harness.waitUntil { harness.backend.wholeFetchesHeld == 1 }
+        _ = eventually { harness.backend.wholeFetchesHeld == 1 }
         // The second opener finds the first one's download under way and waits for it.
         let second = BackgroundOpen(harness, inode, context: harness.context)
         #expect(!second.finished(within: 0.3), "the second open did not wait for the download")
@@ -85,7 +86,7 @@ import Testing
         #expect(first.finished(within: 10))
         #expect(first.wasInterrupted)
         // The second opener tries again and downloads itself; it waits for the server as before.
-        harness.waitUntil { harness.backend.wholeFetchesHeld == 1 }
+        _ = eventually { harness.backend.wholeFetchesHeld == 1 }
         #expect(harness.backend.wholeFetchesHeld == 1, "the waiting opener did not start its own download")
         harness.backend.holdWholeFetches(false)
         #expect(second.finished(within: 10))

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SitefsProvider
 import SitefsStore
+import SitefsTestSupport
 import Testing
 
 /// The uploader remembers what each new file's create made (for callers racing its report)

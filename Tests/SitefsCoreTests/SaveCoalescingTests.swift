@@ -4,6 +4,7 @@ import SitefsProvider
 import SitefsStore
 import SystemPackage
 import Synchronization
+import SitefsTestSupport
 import Testing
 
 /// Editors' save sequences become one new version of the original item; new files wait
@@ -189,7 +190,7 @@ import Testing
         first.backend.loseAnswerOfNextDelete()
         defer { first.backend.releaseLostAnswers() }
         Thread { try? first.unlink(siteInode, "doc.odt") }.start()
-        first.waitUntil { first.backend.node(named: "doc.odt", in: site) == nil }
+        _ = eventually { first.backend.node(named: "doc.odt", in: site) == nil }
         #expect(first.backend.node(named: "doc.odt", in: site) == nil)
         first.filesystem.unmounting()
 
@@ -212,7 +213,7 @@ import Testing
         first.backend.holdDeletes(true)
         defer { first.backend.holdDeletes(false) }
         Thread { try? first.unlink(siteInode, "doc.odt") }.start()
-        first.waitUntil { first.backend.calls("delete") > 0 }
+        _ = eventually { first.backend.calls("delete") > 0 }
         first.filesystem.unmounting()
 
         let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
@@ -231,7 +232,7 @@ import Testing
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
         try first.saveInPlace(inode, "first save")
         // The server commits it; the answer never comes (the daemon dies before it).
-        first.waitUntil { first.backend.content(of: document) == Array("first save".utf8) }
+        _ = eventually { first.backend.content(of: document) == Array("first save".utf8) }
         #expect(first.backend.content(of: document) == Array("first save".utf8))
         try first.saveInPlace(inode, "second save")  // queued behind the one in flight, on the same base version
         first.filesystem.unmounting()

@@ -23,8 +23,6 @@ final class TestMount: Sendable {
         var standardError: String
     }
 
-    static var fuseAvailable: Bool { FileManager.default.fileExists(atPath: "/dev/fuse") }
-
     let filesystem: InMemoryFilesystem
     let mountpoint: String
     let mount: FUSEMount

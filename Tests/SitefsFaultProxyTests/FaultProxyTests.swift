@@ -220,11 +220,11 @@ import Testing
         let silent = try RawConnection(port: proxy.port)
         try silent.send("GET /hello HTTP/1.1\r\nHost: test\r\n\r\n")
         // The mode is read on accept, which may come after connect(2) returns.
-        #expect(waitUntil { proxy.connectionsAccepted == 1 }, "the proxy never accepted")
+        #expect(eventually { proxy.connectionsAccepted == 1 }, "the proxy never accepted")
         proxy.mode = .delay(.seconds(60))
         let slow = try RawConnection(port: proxy.port)
         try slow.send("GET /hello HTTP/1.1\r\nHost: test\r\n\r\n")
-        #expect(waitUntil { proxy.requestsSeen == 1 }, "the delayed request never arrived")
+        #expect(eventually { proxy.requestsSeen == 1 }, "the delayed request never arrived")
 
         let started = ContinuousClock.now
         #expect(proxy.stop())
@@ -269,16 +269,6 @@ private func curl(_ arguments: [String], timeout: TimeInterval = 90) throws -> C
     let elapsed = ContinuousClock.now - started
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     return CurlResult(status: result.status, out: result.out, err: result.err, seconds: seconds)
-}
-
-/// Polls `condition` every 10 ms for up to `timeout`.
-private func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
 }
 
 private func temporaryDirectory() throws -> URL {

@@ -75,7 +75,7 @@ struct MountDeletionTests {
                 }
                 #expect(rmdir(path) == 0, "round \(round): rmdir: errno \(errno)")
                 watch.stop()
-                #expect(fixture.eventually { watcher.isFinished }, "the lister did not stop")
+                #expect(eventually { watcher.isFinished }, "the lister did not stop")
                 #expect(watch.listings > 0)
                 reappeared += watch.reappeared.map { "round \(round): \($0)" }
             }

@@ -93,7 +93,7 @@ struct EditorTests {
         _ = try fixture.shell("echo draft > 'Harbour Tower/plan.txt' && echo scratch > 'Harbour Tower/scratch.txt' && rm 'Harbour Tower/scratch.txt'")
         #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state 'Harbour Tower/plan.txt'").out == "pending")
         #expect(try fixture.serverItem("Harbour Tower/plan.txt") == nil)  // still settling
-        #expect(try fixture.eventually(timeout: 20) { try fixture.serverContent("Harbour Tower/plan.txt") == "draft\n" })
+        #expect(try eventually(timeout: .seconds(20)) { try fixture.serverContent("Harbour Tower/plan.txt") == "draft\n" })
         #expect(posts() - before == 1, "one POST for plan.txt, none for scratch.txt")
         #expect(try serverNames(fixture) == ["plan.txt"])
     }

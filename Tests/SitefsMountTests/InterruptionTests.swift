@@ -16,7 +16,7 @@ struct MountInterruptionTests {
         let made = try fixture.shell("echo 'first line' > Riverside/log.txt")
         try #require(made.status == 0, "\(made.err)")
         try #require(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "60"]).status == 0)
-        try #require(fixture.eventually { fixture.localCopies.isEmpty }, "the local copy stayed")
+        try #require(eventually { fixture.localCopies.isEmpty }, "the local copy stayed")
         let file = try #require(try fixture.serverItem("Riverside/log.txt"))
 
         // The server answers, but its answer takes ten minutes to arrive.

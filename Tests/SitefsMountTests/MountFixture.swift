@@ -122,16 +122,6 @@ final class MountFixture: @unchecked Sendable {
         return try run(executable, arguments, stdin: stdin, timeout: timeout, environment: environment)
     }
 
-    /// Polls `condition` every 50 ms until it holds or `timeout` passes.
-    func eventually(timeout: TimeInterval = 10, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if try condition() { return true }
-            usleep(50_000)
-        } while Date() < deadline
-        return false
-    }
-
     // MARK: The server side, through its API
 
     func sites() throws -> [Item] {
@@ -214,5 +204,3 @@ final class MountFixture: @unchecked Sendable {
     }
 }
 
-/// FUSE tests need /dev/fuse (always there on CI, where they must run).
-let fuseAvailable = FileManager.default.fileExists(atPath: "/dev/fuse")

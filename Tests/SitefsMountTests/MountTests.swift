@@ -55,14 +55,14 @@ struct MountBrowsingTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside")).isEmpty)
         let site = try #require(try fixture.serverItem("Riverside"))
         _ = try fixture.api.call("POST", "/v1/items/\(site.id)/children?name=from-api.txt", extra: ["--data-binary", "remote"])
-        #expect(try fixture.eventually(timeout: 15) {
+        #expect(try eventually(timeout: .seconds(15)) {
             (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside"))) == ["from-api.txt"]
         })
         #expect(try String(contentsOfFile: fixture.path("Riverside/from-api.txt"), encoding: .utf8) == "remote")
         // A remote edit shows up too.
         let file = try #require(try fixture.serverItem("Riverside/from-api.txt"))
         _ = try fixture.api.call("PUT", "/v1/items/\(file.id)/content", extra: ["--data-binary", "edited remotely"])
-        #expect(try fixture.eventually(timeout: 15) {
+        #expect(try eventually(timeout: .seconds(15)) {
             (try? String(contentsOfFile: fixture.path("Riverside/from-api.txt"), encoding: .utf8)) == "edited remotely"
         })
     }
@@ -79,7 +79,7 @@ struct MountBrowsingTests {
         admin.token = try JSONDecoder().decode(SessionGrant.self, from: Data(session.body.utf8)).token
         _ = try admin.call("POST", "/v1/items/\(site.id)/children?name=record.txt", extra: ["--data-binary", "kept"])
 
-        #expect(try fixture.eventually { FileManager.default.fileExists(atPath: fixture.path("Archive/record.txt")) })
+        #expect(try eventually { FileManager.default.fileExists(atPath: fixture.path("Archive/record.txt")) })
         var info = stat()
         #expect(stat(fixture.path("Archive/record.txt"), &info) == 0 && info.st_mode & 0o777 == 0o444)
         #expect(stat(fixture.path("Archive"), &info) == 0 && info.st_mode & 0o777 == 0o555)
@@ -138,7 +138,7 @@ struct MountContentTests {
         let item = try #require(try fixture.serverItem("Harbour Tower/report.txt"))
         let versions = try JSONDecoder().decode(VersionList.self, from: Data(fixture.api.call("GET", "/v1/items/\(item.id)/versions").body.utf8))
         #expect(versions.versions.count == 2)  // first draft, edits (a new file is created with its content)
-        #expect(try fixture.eventually { fixture.localCopies.isEmpty })
+        #expect(try eventually { fixture.localCopies.isEmpty })
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.status == 0 && status.out.contains("pending uploads: 0"))
     }
@@ -238,7 +238,7 @@ struct MountLifecycleTests {
                                         "--poll-interval", "0.3"])
         #expect(mount.status == 0, "\(mount.err)")
         // The cached listing serves at once and the saved change-feed cursor brings in b.txt.
-        #expect(try fixture.eventually(timeout: 10) {
+        #expect(try eventually(timeout: .seconds(10)) {
             (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside/Plans")).sorted()) == ["a.txt", "b.txt"]
         })
         #expect(fixture.server.log.components(separatedBy: "/v1/items/\(plans.id)/children").count == listingsBefore,
@@ -282,7 +282,7 @@ struct MountLifecycleTests {
         try #require(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
         try #require(fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         #expect(unlink(path) == 0)
-        #expect(try fixture.eventually { fixture.daemonLog.contains("FORGED") })
+        #expect(try eventually { fixture.daemonLog.contains("FORGED") })
         for line in fixture.daemonLog.split(separator: "\n") where line.contains("FORGED") {
             #expect(!line.hasPrefix("2026-11-24T10:00:00"), "a forged line: \(line)")
             #expect(line.contains("note\\n2026") && !line.contains("\u{1B}"), "not escaped: \(line)")

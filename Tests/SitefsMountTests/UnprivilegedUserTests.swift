@@ -157,7 +157,7 @@ struct UnprivilegedUserTests {
         let daemon = try #require(fixture.daemons.first)
         let killed = try fixture.runAsUser(URL(fileURLWithPath: "/bin/kill"), ["-9", String(daemon)])
         try #require(killed.status == 0, "\(killed.err)")
-        #expect(fixture.eventually { fixture.daemons.isEmpty })
+        #expect(eventually { fixture.daemons.isEmpty })
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.status != 0 && status.err.contains("sitefs unmount"), "status after the kill: \(status.err)")
         let unmount = try fixture.sitefs(["unmount", fixture.mountpoint.path])
@@ -167,7 +167,7 @@ struct UnprivilegedUserTests {
         let remount = try fixture.sitefs(["mount", fixture.mountURL, fixture.mountpoint.path])
         try #require(remount.status == 0, "\(remount.err)")
         for pid in fixture.daemons { kill(pid, SIGKILL) }
-        #expect(fixture.eventually { fixture.daemons.isEmpty })
+        #expect(eventually { fixture.daemons.isEmpty })
         let fusermount = try fixture.runAsUser(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", fixture.mountpoint.path])
         #expect(fusermount.status == 0, "\(fusermount.err)")
         #expect(!fixture.isMounted)

@@ -6,110 +6,112 @@ import Synchronization
 /// A DocumentBackend held in memory, with the server's paging, versions, change feed and
 /// byte-exact names, request counting and failure injection: the core's tests run against
 /// it without a network or a kernel.
-final class InMemoryBackend: DocumentBackend, Sendable {
-    struct Node {
-        var item: ProviderItem
-        var content: [UInt8] = []
-        var position: Int
+public final class InMemoryBackend: DocumentBackend, Sendable {
+    public init() {}
+
+    public struct Node {
+        public var item: ProviderItem
+        public var content: [UInt8] = []
+        public var position: Int
     }
 
-    struct State {
-        var nodes: [ItemIdentifier: Node] = [:]
-        var nextID = 100
-        var feed: [ChangeBatch.Change] = []
-        var calls: [String: Int] = [:]
-        var bytesFetched = 0
-        var failure: ProviderError?
-        var fetchDelay: Double = 0
+    public struct State {
+        public var nodes: [ItemIdentifier: Node] = [:]
+        public var nextID = 100
+        public var feed: [ChangeBatch.Change] = []
+        public var calls: [String: Int] = [:]
+        public var bytesFetched = 0
+        public var failure: ProviderError?
+        public var fetchDelay: Double = 0
         /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
-        var holdFetchesHalfway = false
-        var fetchesHeld = 0
+        public var holdFetchesHalfway = false
+        public var fetchesHeld = 0
         /// Whole-file fetches (an open for writing) wait, before any byte, until this is
         /// cleared or their caller gives up (`Cancellation`).
-        var holdWholeFetches = false
-        var wholeFetchesHeld = 0
+        public var holdWholeFetches = false
+        public var wholeFetchesHeld = 0
         /// Every ranged fetch, in order.
-        var fetchedRanges: [ClosedRange<Int64>] = []
+        public var fetchedRanges: [ClosedRange<Int64>] = []
         /// Uploads stop halfway (progress reported) until this is cleared.
-        var holdUploadsHalfway = false
+        public var holdUploadsHalfway = false
         /// Renames wait until this is cleared.
-        var holdRenames = false
+        public var holdRenames = false
         /// This many more uploads are applied and then never answered (until released), as
         /// when the daemon dies between the server's commit and its answer.
-        var answersToLose = 0
-        var lostAnswersReleased = false
+        public var answersToLose = 0
+        public var lostAnswersReleased = false
         /// The next delete is applied and then never answered (until released).
-        var loseDeleteAnswer = false
+        public var loseDeleteAnswer = false
         /// Deletes wait, not applied, until this is cleared.
-        var holdDeletes = false
+        public var holdDeletes = false
         /// Listing calls after this many fail as unreachable (until cleared).
-        var listingsBeforeFailing: Int?
+        public var listingsBeforeFailing: Int?
         /// Actions run once, in the next call of that name (`children`, `changes`, `item`,
         /// `modifyContent`), after its answer is decided and before it is given: what happens
         /// here and on the server while that answer is on its way.
-        var meanwhile: [String: @Sendable () -> Void] = [:]
+        public var meanwhile: [String: @Sendable () -> Void] = [:]
         /// The same, run before the answer is decided: what happens between the request's
         /// start and the server's handling of it.
-        var beforeAnswer: [String: @Sendable () -> Void] = [:]
+        public var beforeAnswer: [String: @Sendable () -> Void] = [:]
         /// A hostile server: while set, `children` answers with this instead of the folder.
-        var craftedChildren: (@Sendable (PageToken?) -> Page)?
+        public var craftedChildren: (@Sendable (PageToken?) -> Page)?
         /// The same for `changes`.
-        var craftedChanges: (@Sendable (PageToken?) -> ChangeBatch)?
+        public var craftedChanges: (@Sendable (PageToken?) -> ChangeBatch)?
     }
 
-    let state = Mutex(State())
+    public let state = Mutex(State())
 
     /// Every call fails with this until cleared.
-    func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
+    public func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
     /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
-    func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
+    public func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
     /// Runs `action` in the next listing call, after its page is taken, before it is answered.
-    func duringNextListing(_ action: @escaping @Sendable () -> Void) { duringNext("children", action) }
+    public func duringNextListing(_ action: @escaping @Sendable () -> Void) { duringNext("children", action) }
     /// Runs `action` once in the next call named `call`, after its answer is decided and
     /// before it is given.
-    func duringNext(_ call: String, _ action: @escaping @Sendable () -> Void) { state.withLock { $0.meanwhile[call] = action } }
+    public func duringNext(_ call: String, _ action: @escaping @Sendable () -> Void) { state.withLock { $0.meanwhile[call] = action } }
     /// Runs `action` once in the next call named `call`, before its answer is decided.
-    func beforeNextAnswer(of call: String, _ action: @escaping @Sendable () -> Void) {
+    public func beforeNextAnswer(of call: String, _ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.beforeAnswer[call] = action }
     }
     /// Answers every listing call with `answer` (nil: the folder's real children again).
-    func craftChildren(_ answer: (@Sendable (PageToken?) -> Page)?) { state.withLock { $0.craftedChildren = answer } }
+    public func craftChildren(_ answer: (@Sendable (PageToken?) -> Page)?) { state.withLock { $0.craftedChildren = answer } }
     /// Answers every change-feed call with `answer` (nil: the real feed again).
-    func craftChanges(_ answer: (@Sendable (PageToken?) -> ChangeBatch)?) { state.withLock { $0.craftedChanges = answer } }
+    public func craftChanges(_ answer: (@Sendable (PageToken?) -> ChangeBatch)?) { state.withLock { $0.craftedChanges = answer } }
     /// Makes the server claim `size` for a file, whatever its content.
-    func claimSize(_ size: Int64, of identifier: ItemIdentifier) { state.withLock { $0.nodes[identifier]?.item.size = size } }
+    public func claimSize(_ size: Int64, of identifier: ItemIdentifier) { state.withLock { $0.nodes[identifier]?.item.size = size } }
 
     /// Runs what `duringNext` set for `call`, if anything (taken first: it runs once).
     private func runMeanwhile(_ call: String) { state.withLock { $0.meanwhile.removeValue(forKey: call) }?() }
     /// Makes downloads slow, so concurrent opens overlap.
-    func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
+    public func delayFetches(by seconds: Double) { state.withLock { $0.fetchDelay = seconds } }
     /// Makes ranged fetches stop after their first half, as a slow network would, until released.
-    func holdFetchesHalfway(_ hold: Bool) { state.withLock { $0.holdFetchesHalfway = hold } }
+    public func holdFetchesHalfway(_ hold: Bool) { state.withLock { $0.holdFetchesHalfway = hold } }
     /// Makes whole-file fetches wait before any byte until released or cancelled.
-    func holdWholeFetches(_ hold: Bool) { state.withLock { $0.holdWholeFetches = hold } }
+    public func holdWholeFetches(_ hold: Bool) { state.withLock { $0.holdWholeFetches = hold } }
     /// Whole-file fetches waiting right now.
-    var wholeFetchesHeld: Int { state.withLock { $0.wholeFetchesHeld } }
+    public var wholeFetchesHeld: Int { state.withLock { $0.wholeFetchesHeld } }
     /// Ranged fetches waiting halfway right now.
-    var fetchesHeld: Int { state.withLock { $0.fetchesHeld } }
+    public var fetchesHeld: Int { state.withLock { $0.fetchesHeld } }
     /// Makes uploads report half their bytes sent and wait there until released.
-    func holdUploadsHalfway(_ hold: Bool) { state.withLock { $0.holdUploadsHalfway = hold } }
+    public func holdUploadsHalfway(_ hold: Bool) { state.withLock { $0.holdUploadsHalfway = hold } }
     /// Makes renames (updates that change a name) wait until released.
-    func holdRenames(_ hold: Bool) { state.withLock { $0.holdRenames = hold } }
+    public func holdRenames(_ hold: Bool) { state.withLock { $0.holdRenames = hold } }
     /// The next `count` uploads of content are applied, then their callers wait until
     /// `releaseLostAnswers()` and get an error: the server has the save, the caller never knew.
-    func loseAnswers(ofNextUploads count: Int) { state.withLock { $0.answersToLose = count } }
-    func releaseLostAnswers() { state.withLock { $0.lostAnswersReleased = true } }
+    public func loseAnswers(ofNextUploads count: Int) { state.withLock { $0.answersToLose = count } }
+    public func releaseLostAnswers() { state.withLock { $0.lostAnswersReleased = true } }
     /// The next delete is applied, then its caller waits until `releaseLostAnswers()` and
     /// gets an error: the server deleted the item, the daemon never learnt it.
-    func loseAnswerOfNextDelete() { state.withLock { $0.loseDeleteAnswer = true } }
+    public func loseAnswerOfNextDelete() { state.withLock { $0.loseDeleteAnswer = true } }
     /// Makes deletes wait before they are applied until released.
-    func holdDeletes(_ hold: Bool) { state.withLock { $0.holdDeletes = hold } }
-    func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
-    var bytesFetched: Int { state.withLock { $0.bytesFetched } }
-    var fetchedRanges: [ClosedRange<Int64>] { state.withLock { $0.fetchedRanges } }
+    public func holdDeletes(_ hold: Bool) { state.withLock { $0.holdDeletes = hold } }
+    public func calls(_ name: String) -> Int { state.withLock { $0.calls[name] ?? 0 } }
+    public var bytesFetched: Int { state.withLock { $0.bytesFetched } }
+    public var fetchedRanges: [ClosedRange<Int64>] { state.withLock { $0.fetchedRanges } }
 
     @discardableResult
-    func addSite(_ name: String, readOnly: Bool = false) -> ItemIdentifier {
+    public func addSite(_ name: String, readOnly: Bool = false) -> ItemIdentifier {
         state.withLock { state in
             let id = String(state.nextID)
             state.nextID += 1
@@ -121,12 +123,12 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     @discardableResult
-    func add(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8] = [], readOnly: Bool = false) -> ItemIdentifier {
+    public func add(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8] = [], readOnly: Bool = false) -> ItemIdentifier {
         state.withLock { state in Self.insert(name, in: parent, kind: kind, content: content, readOnly: readOnly, state: &state) }
     }
 
-    func content(of identifier: ItemIdentifier) -> [UInt8]? { state.withLock { $0.nodes[identifier]?.content } }
-    func node(named name: String, in parent: ItemIdentifier) -> ProviderItem? {
+    public func content(of identifier: ItemIdentifier) -> [UInt8]? { state.withLock { $0.nodes[identifier]?.content } }
+    public func node(named name: String, in parent: ItemIdentifier) -> ProviderItem? {
         state.withLock { $0.nodes.values.first { $0.item.parent == parent && ItemName.same($0.item.name, name) }?.item }
     }
 
@@ -141,7 +143,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return identifier
     }
 
-    static func item(_ identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: ProviderItem.Kind, readOnly: Bool) -> ProviderItem {
+    public static func item(_ identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: ProviderItem.Kind, readOnly: Bool) -> ProviderItem {
         let capabilities: Capabilities
         switch (kind, readOnly) {
         case (_, true): capabilities = [.read]
@@ -165,7 +167,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     /// A change someone else makes on the server: new content for a file.
-    func editOnServer(_ identifier: ItemIdentifier, content: [UInt8]) {
+    public func editOnServer(_ identifier: ItemIdentifier, content: [UInt8]) {
         state.withLock { state in
             guard var node = state.nodes[identifier] else { return }
             node.content = content
@@ -177,7 +179,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     /// A change someone else makes on the server: a new name.
-    func renameOnServer(_ identifier: ItemIdentifier, to name: String) {
+    public func renameOnServer(_ identifier: ItemIdentifier, to name: String) {
         state.withLock { state in
             guard state.nodes[identifier] != nil else { return }
             state.nodes[identifier]!.item.name = name
@@ -192,12 +194,12 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return Page(items: slice.map(\.item), next: sorted.count > limit ? slice.last.map { PageToken(String($0.position)) } : nil)
     }
 
-    func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+    public func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("sites")
         return state.withLock { page($0.nodes.values.filter { $0.item.kind == .site }, after: token, limit: limit) }
     }
 
-    func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         try call("children")
         if let crafted = state.withLock({ $0.craftedChildren }) { return crafted(token) }
         let served = try state.withLock { state throws(ProviderError) -> Page in
@@ -212,7 +214,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return served
     }
 
-    func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+    public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         try call("item")
         let item = try state.withLock { state throws(ProviderError) in
             guard let node = state.nodes[identifier] else { throw .notFound }
@@ -222,7 +224,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return item
     }
 
-    func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+    public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
                       into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
         try call("fetch")
         let delay = state.withLock { $0.fetchDelay }
@@ -279,12 +281,12 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         state.withLock { $0.fetchesHeld -= 1 }
     }
 
-    func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+    public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         try call("createFolder")
         return try create(name, in: parent, kind: .folder, content: [])
     }
 
-    func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                     progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("createFile")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
@@ -304,7 +306,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
     }
 
-    func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                        progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try call("modifyContent")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
@@ -332,7 +334,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         return item
     }
 
-    func update(_ identifier: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+    public func update(_ identifier: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         try call("update")
         while changes.name != nil && state.withLock({ $0.holdRenames }) { usleep(5_000) }
         return try state.withLock { state throws(ProviderError) in
@@ -360,7 +362,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
     }
 
-    func delete(_ identifier: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
+    public func delete(_ identifier: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
         try call("delete")
         while state.withLock({ $0.holdDeletes }) { usleep(5_000) }
         try state.withLock { state throws(ProviderError) in
@@ -382,7 +384,7 @@ final class InMemoryBackend: DocumentBackend, Sendable {
         }
     }
 
-    func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
+    public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try call("changes")
         if let crafted = state.withLock({ $0.craftedChanges }) { return crafted(token) }
         let batch = state.withLock { state in
