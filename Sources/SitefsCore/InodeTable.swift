@@ -47,6 +47,9 @@ final class InodeTable: Sendable {
     func forget(_ inode: InodeNumber, lookups: UInt64) {
         state.withLock { state in
             guard let current = state.lookups[inode] else { return }
+            // The kernel forgets no more lookups than it was given: more means our counting
+            // is wrong. Debug builds (every test run) stop here; a release build clamps.
+            assert(lookups <= current, "inode \(inode): forget \(lookups) of \(current) lookups")
             state.lookups[inode] = current > lookups ? current - lookups : nil
         }
     }

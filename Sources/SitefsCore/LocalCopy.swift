@@ -23,6 +23,8 @@ final class LocalCopy: @unchecked Sendable {
         case failed(Errno)
     }
 
+    /// Guards every field. Lock order: after `SitefsFilesystem.copies`, before the uploader's lock;
+    /// never held across I/O that waits on a disk or a server (see `SitefsFilesystem`).
     let condition = NSCondition()
     var identifier: ItemIdentifier
     let path: String
@@ -30,8 +32,9 @@ final class LocalCopy: @unchecked Sendable {
     var state: State = .loading
     /// The server version this content derives from (uploads are conditional on it).
     var baseVersion: String?
-    var handles = 0
-    var writers = 0
+    /// Open handles, and how many of them write. Never negative (asserted in debug builds).
+    var handles = 0 { didSet { assert(handles >= 0, "\(identifier): handle count \(handles)") } }
+    var writers = 0 { didSet { assert(writers >= 0 && writers <= handles, "\(identifier): \(writers) writers of \(handles) handles") } }
     /// Written since the last snapshot for upload.
     var dirty = false
     /// Deleted on the server while open: nothing more is uploaded.
@@ -41,7 +44,12 @@ final class LocalCopy: @unchecked Sendable {
     /// The copy's file is also a staged snapshot (hard-linked by a save).
     var sharesSnapshot = false
     /// Changes running right now outside the lock (see `change`); a save waits for them.
-    var activeChanges = 0
+    var activeChanges = 0 { didSet { assert(activeChanges >= 0, "\(identifier): \(activeChanges) changes") } }
+    /// A save is staging this copy's content outside the lock (see `SitefsFilesystem.save`):
+    /// what would change the content, its times or its file (`change`, truncation, a set
+    /// modification time, another save, cleanup) waits until it is over; what only looks
+    /// (`stat`, reads) does not.
+    var saving = false
 
     init(identifier: ItemIdentifier, path: String) {
         self.identifier = identifier
@@ -95,6 +103,7 @@ final class LocalCopy: @unchecked Sendable {
     /// copying what is about to go.
     func change<T>(replacingAll: Bool = false, _ body: (Int32) throws(Errno) -> T) throws(Errno) -> T {
         condition.lock()
+        waitWhileSaving()
         do {
             try unshare(copying: !replacingAll)
         } catch {
@@ -118,6 +127,11 @@ final class LocalCopy: @unchecked Sendable {
     /// write lands in it afterwards. Call with `condition` locked.
     func waitForChanges() {
         while activeChanges > 0 { condition.wait() }
+    }
+
+    /// Waits until no save is staging the content. Call with `condition` locked.
+    func waitWhileSaving() {
+        while saving { condition.wait() }
     }
 
     /// Gives the copy a file of its own when its file is also a staged snapshot: the content

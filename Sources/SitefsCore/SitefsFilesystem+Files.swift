@@ -153,6 +153,7 @@ extension SitefsFilesystem {
         }
         try copy.waitUntilLoaded(interruption: interruption)
         if truncate {
+            copy.waitWhileSaving()
             try copy.unshare(copying: false)
             guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
             copy.dirty = true
@@ -311,46 +312,78 @@ extension SitefsFilesystem {
     }
 
     /// Snapshots a dirty copy and queues its upload, conditional on the version it was based on.
+    ///
+    /// The copy's lock is held only to decide and to record: staging (a hard link or a copy,
+    /// fsynced) and the journal's commit run with it released and `saving` set, so a `stat`
+    /// or a read of the file meanwhile is answered at once, while writers, truncation, a set
+    /// time and cleanup wait for the save as they waited for the lock before.
     func save(_ copy: LocalCopy) throws(Errno) {
         copy.condition.lock()
-        defer { copy.condition.unlock() }
+        copy.waitWhileSaving()
         copy.waitForChanges()
-        guard copy.dirty, !copy.unlinked else { return }
+        guard copy.dirty, !copy.unlinked else {
+            copy.condition.unlock()
+            return
+        }
         // A file only here is known by the namespace for sure (a listing may have refreshed
         // the cache without it); its job must name where to create it.
         let known = copy.identifier.isLocal ? namespace.created(copy.identifier) ?? cache.item(copy.identifier)
                                             : cache.item(copy.identifier)
         if copy.identifier.isLocal, known?.parent == nil {
+            copy.condition.unlock()
             logger.error("cannot save \(copy.identifier): the new file's folder is unknown")
             throw .ioError
         }
         if copy.identifier.isLocal, let known, LocalOnlyNames.matches(known.name) {
             copy.dirty = false  // a lock or swap file: its content lives in the local copy only
+            copy.condition.unlock()
             return
         }
-        let staged: String
-        do {
-            if let linked = try content.stage(linking: copy.path, descriptor: copy.descriptor) {
-                staged = linked
-                copy.sharesSnapshot = true
-            } else {
-                staged = try content.stage(from: copy.descriptor)
+        copy.saving = true
+        let (identifier, path, descriptor) = (copy.identifier, copy.path, copy.descriptor)
+        let size = copy.size() ?? 0
+        let modified = copy.pendingModified ?? copy.settledModificationTime()
+        let baseVersion = copy.baseVersion
+        copy.condition.unlock()
+
+        var linked = false
+        let outcome = Result { () throws(Errno) -> String in
+            savePause.withLock { $0 }?()
+            let staged: String
+            do throws(ProviderError) {
+                if let link = try content.stage(linking: path, descriptor: descriptor) {
+                    staged = link
+                    linked = true
+                } else {
+                    staged = try content.stage(from: descriptor)
+                }
+            } catch {
+                throw handle(error, "stage \(identifier)")
             }
-        } catch {
-            throw handle(error, "stage \(copy.identifier)")
+            do {
+                try uploader.enqueue(Uploader.Job(identifier: identifier, name: known?.name ?? identifier.description,
+                                                  parent: known?.parent, stagedPath: staged, size: size,
+                                                  baseVersion: baseVersion, modified: modified))
+            } catch {
+                // Not journaled means not safe: the save fails and the copy stays dirty.
+                Glibc.unlink(staged)
+                logger.error("cannot record the save of \(identifier) in the upload journal: \(error)")
+                throw .ioError
+            }
+            return staged
         }
-        do {
-            try uploader.enqueue(Uploader.Job(identifier: copy.identifier, name: known?.name ?? copy.identifier.description,
-                                              parent: known?.parent, stagedPath: staged, size: copy.size() ?? 0,
-                                              baseVersion: copy.baseVersion, modified: copy.pendingModified ?? copy.settledModificationTime()))
-        } catch {
-            // Not journaled means not safe: the save fails and the copy stays dirty.
-            Glibc.unlink(staged)
-            logger.error("cannot record the save of \(copy.identifier) in the upload journal: \(error)")
-            throw .ioError
-        }
+
+        copy.condition.lock()
+        defer { copy.condition.unlock() }
+        copy.saving = false
+        copy.condition.broadcast()
+        if linked { copy.sharesSnapshot = true }
+        if case .failure(let error) = outcome { throw error }
         copy.dirty = false
         copy.pendingModified = nil
+        // Deleted while staging: `forgetDeleted` marks the copy before it cancels the item's
+        // uploads, so either it cancels this job or this sees the mark.
+        if copy.unlinked { uploader.cancel(identifier) }
     }
 
     public func release(_ inode: InodeNumber, handle: HandleID, flags: Int32) {
@@ -372,7 +405,7 @@ extension SitefsFilesystem {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
-            guard copy.handles == 0, !copy.dirty, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy,
+            guard copy.handles == 0, !copy.dirty, !copy.saving, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy,
                   !copy.identifier.isLocal || copy.unlinked  // a file only here: the copy is its content
             else { return }
             copies[copy.identifier] = nil
@@ -465,6 +498,7 @@ extension SitefsFilesystem {
         let timestamp = Timestamp(microsecondsSinceEpoch: time.seconds * 1_000_000 + time.nanoseconds / 1_000)
         if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
+            copy.waitWhileSaving()
             // With a save not yet staged, the time goes with it; with one queued or in flight,
             // it is applied after that upload (which would otherwise set the server's time).
             // A file only here keeps it on its copy until its first upload.

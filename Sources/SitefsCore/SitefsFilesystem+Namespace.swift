@@ -88,14 +88,17 @@ extension SitefsFilesystem {
         cache.remove(identifier)
         namespace.removeCreated(identifier)
         namespace.setMoved(identifier, to: nil)
-        uploader.cancel(identifier)
-        if let copy = copies.withLock({ $0[identifier] }) {
+        // The copy is marked before the uploads are cancelled: a save staging meanwhile
+        // either sees the mark or has its job cancelled here (see `save`).
+        let copy = copies.withLock({ $0[identifier] })
+        if let copy {
             copy.condition.lock()
             copy.unlinked = true
             copy.dirty = false
             copy.condition.unlock()
-            cleanUpIfDone(copy)
         }
+        uploader.cancel(identifier)
+        if let copy { cleanUpIfDone(copy) }
     }
 
     /// Deletes a file that exists only here: it never reaches the server. If it may be there

@@ -10,10 +10,20 @@ import SystemPackage
 ///
 /// The mount root lists the user's sites; every other directory is a server folder listed
 /// page by page; files are placeholders described by metadata until opened. Network calls
-/// are made on the calling FUSE worker thread and never under a lock another request
-/// needs: locks here guard in-memory tables only (InodeTable, ItemCache, HandleTable,
-/// each LocalCopy's condition), and none is held while another is taken, except
-/// `copies` before a LocalCopy's condition.
+/// are made on the calling FUSE worker thread and never under any lock.
+///
+/// Lock order (a lock may be taken while holding only locks above it):
+/// 1. `copies`, the registry of local copies: held to find, add or remove one.
+/// 2. A `LocalCopy`'s `condition`: held to read or change the copy's fields, never across
+///    the network, staging, an fsync or a journal commit. `save` marks the copy `saving`
+///    and stages and journals with the lock released, so `stat` (which takes this lock)
+///    is answered during a save; what changes the content waits for `saving` instead.
+/// 3. The uploader's `condition` (`Uploader`): asked under a copy's lock by `attributes`,
+///    `prepare`, cleanup and a set modification time. The uploader reports outcomes with
+///    its own lock released, so it never takes a copy's lock under it.
+/// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
+/// (whose writes to the metadata database are queued in memory), `LocalNamespace`,
+/// `openedVersions`, `conflictCopies`, `invalidator`, `savePause`.
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let backend: any DocumentBackend
     let configuration: FilesystemConfiguration
@@ -24,6 +34,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let inodes = InodeTable()
     let handles = HandleTable()
     let content: ContentDirectory
+    /// Lock order: first (see the type's documentation), before any copy's `condition`.
     let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
     /// Files created and renames made here that the server does not have yet.
     let namespace = LocalNamespace()
@@ -42,6 +53,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     private(set) var poller: ChangeFeedPoller!
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?
+    /// Tests only: runs in every save after the copy is marked `saving` and its lock
+    /// released, before staging, so a test can hold a save there.
+    let savePause = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,

@@ -24,7 +24,9 @@ import Testing
         for _ in 0..<5 { table.countLookup(inode) }
         table.forget(inode, lookups: 3)
         #expect(table.lookupCount(inode) == 2)
-        table.forget(inode, lookups: 10)  // more than counted: clamps at zero
+        // Forgetting more than was counted is a bug that stops debug builds (asserted);
+        // forgetting the rest ends the count.
+        table.forget(inode, lookups: 2)
         #expect(table.lookupCount(inode) == 0)
         table.countLookup(.root)
         #expect(table.lookupCount(.root) == 0)  // the root is never counted or forgotten
