@@ -26,6 +26,20 @@ import Testing
         }
     }
 
+    /// Starts `close()`'s save of `handle` on a thread of its own and holds it after the
+    /// copy is marked `saving`, until the returned semaphore is signalled.
+    private func startHeldSave(_ harness: CoreHarness, _ inode: InodeNumber, _ handle: HandleID) throws
+        -> (Background, DispatchSemaphore) {
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        harness.filesystem.savePause.withLock {
+            $0 = { entered.signal(); _ = release.wait(timeout: .now() + 10) }
+        }
+        let save = Background { try? harness.filesystem.flush(inode, handle: handle, context: harness.context) }
+        try #require(entered.wait(timeout: .now() + 10) == .success, "the save never started")
+        harness.filesystem.savePause.withLock { $0 = nil }
+        return (save, release)
+    }
+
     @Test func statIsAnsweredWhileASaveStagesAndWritersWaitForIt() throws {
         let harness = try CoreHarness()
         defer { harness.remove() }
@@ -35,13 +49,7 @@ import Testing
         let handle = try harness.filesystem.open(inode, flags: O_RDWR, context: harness.context).handle
         try harness.write(inode, handle: handle, Array("second version".utf8))
 
-        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        harness.filesystem.savePause.withLock {
-            $0 = { entered.signal(); _ = release.wait(timeout: .now() + 10) }
-        }
-        let save = Background { try? harness.filesystem.flush(inode, handle: handle, context: harness.context) }
-        try #require(entered.wait(timeout: .now() + 10) == .success, "the save never started")
-        harness.filesystem.savePause.withLock { $0 = nil }
+        let (save, release) = try startHeldSave(harness, inode, handle)
 
         let size = Mutex<UInt64?>(nil)
         let stat = Background {
@@ -76,13 +84,7 @@ import Testing
         let handle = try harness.filesystem.open(inode, flags: O_RDWR, context: harness.context).handle
         try harness.write(inode, handle: handle, Array("v2".utf8))
 
-        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        harness.filesystem.savePause.withLock {
-            $0 = { entered.signal(); _ = release.wait(timeout: .now() + 10) }
-        }
-        let save = Background { try? harness.filesystem.flush(inode, handle: handle, context: harness.context) }
-        try #require(entered.wait(timeout: .now() + 10) == .success, "the save never started")
-        harness.filesystem.savePause.withLock { $0 = nil }
+        let (save, release) = try startHeldSave(harness, inode, handle)
         try harness.unlink(siteInode, "plan.odt")
         release.signal()
         #expect(save.finished(within: 10))
