@@ -41,6 +41,9 @@ let package = Package(
         .target(name: "SitefsDemoContent"),
         // libcurl, with typed wrappers for the variadic calls Swift cannot make.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // Linux calls Swift's Glibc module leaves out (extended attributes, copy_file_range,
+        // renameat2), declared for the compiler to check.
+        .systemLibrary(name: "CLinux"),
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
         .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
         // API v1 as a DocumentBackend (the client side of SitefsServerCore).
@@ -51,7 +54,7 @@ let package = Package(
         .target(
             name: "SitefsStore",
             dependencies: [
-                "SitefsProvider", "SitefsAPI",
+                "SitefsProvider", "SitefsAPI", "CLinux",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,7 +81,7 @@ let package = Package(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine",
+                "SitefsCommandLine", "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -136,7 +139,7 @@ let package = Package(
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",
-            dependencies: ["SitefsFUSE", "SitefsCore", "SitefsTestSupport", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: ["SitefsFUSE", "SitefsCore", "SitefsTestSupport", "CLinux", .product(name: "SystemPackage", package: "swift-system")]
         ),
         .testTarget(
             name: "SitefsHTTPBackendTests",

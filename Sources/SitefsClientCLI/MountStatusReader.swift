@@ -1,18 +1,5 @@
+import CLinux
 import Foundation
-
-/// glibc's setxattr(2) wrapper, looked up the same way.
-private let setExtendedAttribute: @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32 = {
-    guard let symbol = dlsym(nil, "setxattr") else { fatalError("setxattr is missing from the C library") }
-    return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32).self)
-}()
-
-/// glibc's getxattr(2) wrapper; Swift's Glibc module does not export <sys/xattr.h>.
-private let getExtendedAttribute: @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int = {
-    guard let symbol = dlsym(nil, "getxattr") else {  // nil is RTLD_DEFAULT on glibc
-        fatalError("getxattr is missing from the C library")
-    }
-    return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int).self)
-}()
 
 /// Reads a live mount's state from the `user.sitefs.status` attribute of its root, and sends
 /// it requests through the control attributes there, which the daemon answers itself: no
@@ -95,7 +82,7 @@ enum MountStatusReader {
             _ = try read(control, of: mountpoint, action: action)
         } catch .notMounted(_) {
             _ = try read(mountpoint)  // still a mount: a daemon older than the read-controls
-            guard setExtendedAttribute(mountpoint, legacy, nil, 0, 0) == 0 else {
+            guard setxattr(mountpoint, legacy, nil, 0, 0) == 0 else {
                 if errno == EACCES || errno == EPERM {
                     throw .failed(action, "permission denied: the daemon predates this sitefs and takes requests from root "
                                   + "only; unmount and mount again to update it")
@@ -133,7 +120,7 @@ enum MountStatusReader {
 
     private static func read(_ attribute: String, of mountpoint: String, action: String) throws(Failure) -> Status {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let count = getExtendedAttribute(mountpoint, attribute, &buffer, buffer.count)
+        let count = getxattr(mountpoint, attribute, &buffer, buffer.count)
         guard count >= 0 else { throw failure(errno, mountpoint, action: action) }
         do {
             return try JSONDecoder().decode(Status.self, from: Data(buffer[0..<count]))

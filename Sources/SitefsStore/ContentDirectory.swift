@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import SitefsProvider
 
@@ -97,10 +98,9 @@ public struct ContentDirectory: Sendable {
     /// offset 0): in the kernel with copy_file_range where the filesystem can, else through
     /// a buffer.
     public static func copyAll(from source: Int32, to target: Int32) -> Bool {
-        var inOffset: Int64 = 0, outOffset: Int64 = 0
+        var inOffset: off_t = 0, outOffset: off_t = 0
         while true {
-            guard let copyRange = copyFileRange else { break }
-            let count = copyRange(source, &inOffset, target, &outOffset, 1 << 30, 0)
+            let count = copy_file_range(source, &inOffset, target, &outOffset, 1 << 30, 0)
             if count > 0 { continue }
             if count == 0 { return true }
             if errno == EINTR { continue }
@@ -109,19 +109,19 @@ public struct ContentDirectory: Sendable {
         }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, off_t(inOffset)) }
+            let count = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, $0.count, inOffset) }
             if count < 0 && errno == EINTR { continue }
             guard count >= 0 else { return false }
             if count == 0 { return true }
             var written = 0
             while written < count {
-                let result = buffer.withUnsafeBytes { pwrite(target, $0.baseAddress! + written, count - written, off_t(outOffset) + off_t(written)) }
+                let result = buffer.withUnsafeBytes { pwrite(target, $0.baseAddress! + written, count - written, outOffset + off_t(written)) }
                 if result < 0 && errno == EINTR { continue }
                 guard result > 0 else { return false }
                 written += result
             }
-            inOffset += Int64(count)
-            outOffset += Int64(written)
+            inOffset += off_t(count)
+            outOffset += off_t(written)
         }
     }
 
@@ -138,12 +138,6 @@ public struct ContentDirectory: Sendable {
             unlink(content.appendingPathComponent(name).path)
         }
     }
-
-    /// glibc's copy_file_range(2) (not in Swift's Glibc module); nil where it is missing.
-    private static let copyFileRange: (@convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) -> Int).self)
-    }()
 
     public static var lastError: String { String(cString: strerror(errno)) }
 

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Glibc
 
@@ -40,37 +41,24 @@ enum Syscall {
         return names
     }
 
-    // <sys/xattr.h> is not part of Swift's Glibc module; look the libc functions up instead.
-    private typealias GetXattr = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
-    private typealias ListXattr = @convention(c) (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>?, Int) -> Int
-    private typealias SetXattr = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32
-    private typealias RemoveXattr = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
-
-    private static func libc<F>(_ name: String, as type: F.Type) -> F {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { fatalError("libc has no \(name)") }
-        return unsafeBitCast(symbol, to: type)
-    }
-
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-
     /// renameat2(2) with AT_FDCWD on both sides; RENAME_NOREPLACE = 1, RENAME_EXCHANGE = 2.
     static func renameat2(_ from: String, _ to: String, flags: UInt32) -> Int32 {
-        libc("renameat2", as: RenameAt2.self)(AT_FDCWD, from, AT_FDCWD, to, flags)
+        CLinux.renameat2(AT_FDCWD, from, AT_FDCWD, to, flags)
     }
 
     static func setExtendedAttribute(_ path: String, _ name: String, _ value: [UInt8], flags: Int32 = 0) throws(Failure) {
-        let result = value.withUnsafeBytes { libc("setxattr", as: SetXattr.self)(path, name, $0.baseAddress, $0.count, flags) }
+        let result = value.withUnsafeBytes { setxattr(path, name, $0.baseAddress, $0.count, flags) }
         try check(result, "setxattr \(name)")
     }
 
     static func removeExtendedAttribute(_ path: String, _ name: String) throws(Failure) {
-        try check(libc("removexattr", as: RemoveXattr.self)(path, name), "removexattr \(name)")
+        try check(removexattr(path, name), "removexattr \(name)")
     }
 
     static func getExtendedAttribute(_ path: String, _ name: String, size: Int) -> (Int, [UInt8], Int32) {
         var buffer = [UInt8](repeating: 0, count: size)
         let result = buffer.withUnsafeMutableBytes {
-            libc("getxattr", as: GetXattr.self)(path, name, size == 0 ? nil : $0.baseAddress, size)
+            getxattr(path, name, size == 0 ? nil : $0.baseAddress, size)
         }
         let code = result < 0 ? errno : 0
         return (result, result > 0 ? Array(buffer.prefix(result)) : [], code)
@@ -79,7 +67,7 @@ enum Syscall {
     static func listExtendedAttributes(_ path: String, size: Int) -> (Int, [UInt8], Int32) {
         var buffer = [UInt8](repeating: 0, count: size)
         let result = buffer.withUnsafeMutableBytes { raw in
-            libc("listxattr", as: ListXattr.self)(path, size == 0 ? nil : raw.baseAddress?.assumingMemoryBound(to: CChar.self), size)
+            listxattr(path, size == 0 ? nil : raw.baseAddress?.assumingMemoryBound(to: CChar.self), size)
         }
         let code = result < 0 ? errno : 0
         return (result, result > 0 ? Array(buffer.prefix(result)) : [], code)
