@@ -81,7 +81,7 @@ let package = Package(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine", "CLinux",
+                "SitefsCommandLine", "CLinux", "SitefsStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,51 +1,14 @@
 import CLinux
 import Foundation
+import SitefsCore
 
 /// Reads a live mount's state from the `user.sitefs.status` attribute of its root, and sends
 /// it requests through the control attributes there, which the daemon answers itself: no
 /// other channel to the daemon is needed, and the kernel already limits it to the users who
 /// may see the mount (the daemon then answers only the owner and root).
 enum MountStatusReader {
-    struct Status: Decodable {
-        struct Uploads: Decodable {
-            struct Failure: Decodable {
-                var name: String
-                var reason: String
-            }
-            struct Conflict: Decodable {
-                var name: String
-                var savedAs: String
-            }
-            struct Progress: Decodable {
-                var name: String
-                var sent: Int64
-                var total: Int64
-            }
-            var pending: Int
-            var uploading: [String]
-            /// Absent from daemons older than the client.
-            var progress: [Progress]?
-            var failed: [Failure]
-            var conflicts: [Conflict]
-            var signInRequired: Bool
-
-            enum CodingKeys: String, CodingKey {
-                case pending, uploading, progress, failed, conflicts
-                case signInRequired = "sign_in_required"
-            }
-        }
-        var openFiles: [String]
-        var localCopies: Int
-        var uploads: Uploads
-        var knownItems: Int
-
-        enum CodingKeys: String, CodingKey {
-            case uploads
-            case openFiles = "open_files"
-            case localCopies = "local_copies"
-            case knownItems = "known_items"
-        }
-    }
+    /// The daemon's own type (`SitefsFilesystem.MountStatus`): one declaration of the shape.
+    typealias Status = SitefsFilesystem.MountStatus
 
     enum Failure: Error, CustomStringConvertible {
         case notMounted(String)

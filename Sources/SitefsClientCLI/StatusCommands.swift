@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SitefsStore
 import SitefsCommandLine
 
 struct Status: ParsableCommand {
@@ -12,8 +13,8 @@ struct Status: ParsableCommand {
         print("open files: \(status.openFiles.count), local copies: \(status.localCopies), known items: \(status.knownItems)")
         for name in status.openFiles { print("  open: \(TerminalText.escaped(name))") }
         print("pending uploads: \(status.uploads.pending)")
-        if let progress = status.uploads.progress {
-            for upload in progress {
+        if !status.uploads.progress.isEmpty {
+            for upload in status.uploads.progress {
                 print("  uploading: \(TerminalText.escaped(upload.name)): \(ByteCount.format(upload.sent)) of \(ByteCount.format(upload.total))")
             }
         } else {
@@ -78,8 +79,8 @@ struct Sync: ParsableCommand {
 
 extension Sync {
     /// `\r`-redrawn: a bar over the bytes of the uploads in flight, and what is pending.
-    static func progressLine(_ uploads: MountStatusReader.Status.Uploads) -> String {
-        let progress = uploads.progress ?? []
+    static func progressLine(_ uploads: Uploader.Status) -> String {
+        let progress = uploads.progress
         let sent = progress.reduce(Int64(0)) { $0 + $1.sent }, total = progress.reduce(Int64(0)) { $0 + $1.total }
         var line = "\r\u{1B}[K\(uploads.pending) pending"
         if total > 0 {

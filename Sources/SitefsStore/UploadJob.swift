@@ -137,5 +137,27 @@ extension Uploader {
             case pending, uploading, progress, failed, conflicts
             case signInRequired = "sign_in_required"
         }
+
+        public init(pending: Int, uploading: [String], progress: [Progress], failed: [Failure], conflicts: [Conflict],
+                    signInRequired: Bool) {
+            self.pending = pending
+            self.uploading = uploading
+            self.progress = progress
+            self.failed = failed
+            self.conflicts = conflicts
+            self.signInRequired = signInRequired
+        }
+
+        /// Read by `sitefs status` from the daemon; a daemon older than the client sends no
+        /// `progress` (then only the names in `uploading` are known).
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            pending = try c.decode(Int.self, forKey: .pending)
+            uploading = try c.decode([String].self, forKey: .uploading)
+            progress = try c.decodeIfPresent([Progress].self, forKey: .progress) ?? []
+            failed = try c.decode([Failure].self, forKey: .failed)
+            conflicts = try c.decode([Conflict].self, forKey: .conflicts)
+            signInRequired = try c.decode(Bool.self, forKey: .signInRequired)
+        }
     }
 }
