@@ -56,7 +56,7 @@ struct Mount: ParsableCommand {
         guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UserFacingError("mount point \(target) is not an existing folder")
         }
-        guard !MountTable.isMountPoint(target) else { throw UserFacingError("mount point \(target) is busy: something is mounted there") }
+        guard !MountTable.isMountPoint(URL(fileURLWithPath: target).standardizedFileURL.path) else { throw UserFacingError("mount point \(target) is busy: something is mounted there") }
         try MountPreflight.check(mountpoint: target, allowOther: allowOther)
         let cache = cacheDirectory ?? Self.defaultCacheDirectory(server: server, user: credentials.user, mountpoint: target)
         if daemonChild || foreground {

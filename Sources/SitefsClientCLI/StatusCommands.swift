@@ -123,7 +123,7 @@ struct Unmount: ParsableCommand {
                 // A dead daemon: nothing to wait for; unmount the stale mount below.
             }
         }
-        try MountTable.unmount(mountpoint)
+        try Unmounting.unmount(mountpoint)
         print("unmounted \(mountpoint)")
     }
 }

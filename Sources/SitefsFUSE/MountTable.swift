@@ -3,8 +3,9 @@ import SystemPackage
 /// Reads `/proc/self/mountinfo`: which paths are mount points, and of what.
 ///
 /// Used instead of stat(2) on the mountpoint because stat of our own mount would be a
-/// FUSE request, and before the request loop runs nobody would answer it.
-enum MountTable {
+/// FUSE request, and before the request loop runs nobody would answer it (nor would a dead
+/// daemon's). The one mount table of the project: the daemon and the `sitefs` commands ask it.
+public enum MountTable {
     struct Mount: Equatable {
         /// "major:minor" of the mounted filesystem.
         var device: String
@@ -18,7 +19,8 @@ enum MountTable {
         return text.split(separator: "\n").compactMap(parse)
     }
 
-    static func isMountPoint(_ path: String) -> Bool {
+    /// Whether `path` (absolute, without `.` or `..`) is where something is mounted.
+    public static func isMountPoint(_ path: String) -> Bool {
         mounts().contains { $0.mountPoint == path }
     }
 
