@@ -1,3 +1,4 @@
+import SitefsStore
 /// Tunables of a mount.
 public struct FilesystemConfiguration: Sendable {
     /// Items per server page when listing a folder (`--page-size`).
@@ -27,11 +28,13 @@ public struct FilesystemConfiguration: Sendable {
     /// How long a change made on the server at once (mkdir, rmdir, delete, rename of a
     /// folder) waits for the renames queued before it; past that it fails with EIO.
     public var namespaceWait: Duration
+    /// What ages cached metadata: the system clock; a manual one in tests.
+    public var clock: MountClock
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
                 maximumReadAhead: Int = 16 << 20, uploadWaitForRename: Duration = .seconds(60),
-                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10)) {
+                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10), clock: MountClock = .system) {
         self.pageSize = pageSize
         self.kernelCacheTimeout = kernelCacheTimeout
         self.metadataMaxAge = metadataMaxAge
@@ -43,5 +46,6 @@ public struct FilesystemConfiguration: Sendable {
         self.uploadWaitForRename = uploadWaitForRename
         self.writeBackDelay = writeBackDelay
         self.namespaceWait = namespaceWait
+        self.clock = clock
     }
 }

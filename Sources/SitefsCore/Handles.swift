@@ -34,8 +34,9 @@ final class DirectoryHandle: Sendable {
     }
 }
 
-/// An open file: served remotely (read-only, no local copy) or from the local copy.
-enum FileHandle: Sendable {
+/// An open file: served remotely (read-only, no local copy) or from the local copy. (Not
+/// `FileHandle`, which is Foundation's.)
+enum OpenFile: Sendable {
     case remote(RemoteReader)
     case local(LocalCopy, writable: Bool)
 
@@ -55,7 +56,7 @@ final class HandleTable: Sendable {
     private struct State {
         var next: HandleID = 1
         var directories: [HandleID: DirectoryHandle] = [:]
-        var files: [HandleID: FileHandle] = [:]
+        var files: [HandleID: OpenFile] = [:]
     }
 
     private let state = Mutex(State())
@@ -68,7 +69,7 @@ final class HandleTable: Sendable {
         }
     }
 
-    func add(_ file: FileHandle) -> HandleID {
+    func add(_ file: OpenFile) -> HandleID {
         state.withLock { state in
             defer { state.next += 1 }
             state.files[state.next] = file
@@ -77,9 +78,9 @@ final class HandleTable: Sendable {
     }
 
     func directory(_ id: HandleID) -> DirectoryHandle? { state.withLock { $0.directories[id] } }
-    func file(_ id: HandleID) -> FileHandle? { state.withLock { $0.files[id] } }
+    func file(_ id: HandleID) -> OpenFile? { state.withLock { $0.files[id] } }
     func removeDirectory(_ id: HandleID) -> DirectoryHandle? { state.withLock { $0.directories.removeValue(forKey: id) } }
-    func removeFile(_ id: HandleID) -> FileHandle? { state.withLock { $0.files.removeValue(forKey: id) } }
+    func removeFile(_ id: HandleID) -> OpenFile? { state.withLock { $0.files.removeValue(forKey: id) } }
     /// The items behind open file handles (one entry per handle).
-    var openFiles: [FileHandle] { state.withLock { Array($0.files.values) } }
+    var openFiles: [OpenFile] { state.withLock { Array($0.files.values) } }
 }

@@ -66,7 +66,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.userName = userName
         content = try ContentDirectory(cacheDirectory: cacheDirectory)  // creates the cache directory
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
-        cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata)
+        cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata, clock: configuration.clock)
         // Resumes saves an earlier run of this cache dir did not finish.
         uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
                                 parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay, userName: userName,

@@ -53,8 +53,12 @@ public final class ItemCache: Sendable {
     /// Where changes are mirrored for the next mount (nil: memory only).
     private let persistence: MetadataDatabase?
 
-    public init(maxAge: Duration, persistence: MetadataDatabase? = nil) {
+    /// Ages cached items and listings (the system clock in a mount; manual in tests).
+    public let clock: MountClock
+
+    public init(maxAge: Duration, persistence: MetadataDatabase? = nil, clock: MountClock = .system) {
         self.maxAge = maxAge
+        self.clock = clock
         self.persistence = persistence
         guard let persistence else { return }
         // Warm start after a clean unmount: what the last mount knew counts as fresh; the
@@ -62,7 +66,7 @@ public final class ItemCache: Sendable {
         // loaded as stale: asked of the server on first use, and used as it is only while
         // the server cannot be reached (see MetadataDatabase.lastRunEndedCleanly). The soak
         // caught a new file made under a name the server's file had just been renamed to.
-        let fetchedAt = persistence.lastRunEndedCleanly ? ContinuousClock.now : ContinuousClock.now - maxAge - .seconds(1)
+        let fetchedAt = persistence.lastRunEndedCleanly ? clock.now : clock.now - maxAge - .seconds(1)
         let items = persistence.loadItems()
         let listings = persistence.loadListings()
         state.withLock { state in
@@ -81,7 +85,7 @@ public final class ItemCache: Sendable {
     /// The item if it was confirmed within `age`.
     public func item(_ identifier: ItemIdentifier, notOlderThan age: Duration) -> ProviderItem? {
         state.withLock { state in
-            guard let cached = state.items[identifier], cached.fetchedAt.duration(to: .now) <= age else { return nil }
+            guard let cached = state.items[identifier], cached.fetchedAt.duration(to: clock.now) <= age else { return nil }
             return cached.item
         }
     }
@@ -89,7 +93,7 @@ public final class ItemCache: Sendable {
     /// Stores items a server page brought. With `read` (the page's request, still pending), an
     /// item that changed here since the read began keeps its newer state.
     public func store(_ items: [ProviderItem], asOf read: ServerRead? = nil) {
-        let now = ContinuousClock.now
+        let now = clock.now
         state.withLock { state in
             let current = items.filter { item in read.map { !state.reads.changedSince($0, item.identifier) } ?? true }
             for item in current { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
@@ -100,7 +104,7 @@ public final class ItemCache: Sendable {
     /// A listing still within `maxAge` (or any age, for browsing while offline).
     public func listing(of folder: ItemIdentifier, ignoringAge: Bool = false) -> Listing? {
         state.withLock { state in
-            guard let listing = state.listings[folder], ignoringAge || listing.fetchedAt.duration(to: .now) <= maxAge else { return nil }
+            guard let listing = state.listings[folder], ignoringAge || listing.fetchedAt.duration(to: clock.now) <= maxAge else { return nil }
             return listing
         }
     }
@@ -157,7 +161,9 @@ public final class ItemCache: Sendable {
     }
 
     public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {
-        state.withLock { $0.listings[folder] = listing }
+        var listing = listing
+        listing.fetchedAt = clock.now
+        state.withLock { [listing] in $0.listings[folder] = listing }
         // Files only this mount has are restored from the upload journal, not from here.
         var serverOnly = listing
         if listing.identifiers.contains(where: \.isLocal) {
@@ -230,7 +236,7 @@ public final class ItemCache: Sendable {
         let persistence = item.identifier.isLocal ? nil : self.persistence
         persistence?.save([item])
         let previous = state.items[item.identifier]?.item
-        state.items[item.identifier] = Cached(item: item, fetchedAt: .now)
+        state.items[item.identifier] = Cached(item: item, fetchedAt: clock.now)
         let renamed = previous.map { !ItemName.same($0.name, item.name) } ?? true
         if previous?.parent != item.parent || renamed {
             state.reads.noteEntryChange(of: item.identifier, in: [previous?.parent, item.parent])

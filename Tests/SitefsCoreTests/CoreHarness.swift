@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SitefsCore
 import SitefsProvider
+import SitefsStore
 import SystemPackage
 import SitefsTestSupport
 import Testing
@@ -12,6 +13,8 @@ struct CoreHarness {
     let filesystem: SitefsFilesystem
     let cacheDirectory: URL
     let context = RequestContext(uid: 1000, gid: 1000, pid: 1)
+    /// Ages the cache: moves only when a test says (`clock.advance`).
+    let clock: MountClock
 
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
@@ -19,6 +22,7 @@ struct CoreHarness {
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
+        clock = previous?.clock ?? .manual()
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
         var logger = Logger(label: "sitefs-core-test")
@@ -26,7 +30,8 @@ struct CoreHarness {
         filesystem = try SitefsFilesystem(
             backend: backend,
             configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge, uid: 1000, gid: 1000,
-                                                   readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2)),
+                                                   readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
+                                                   clock: clock),
             cacheDirectory: cacheDirectory, logger: logger)
     }
 

@@ -28,7 +28,7 @@ import Glibc
         let (harness, plans) = try harnessWithFolder(["a.txt"], maxAge: .milliseconds(300))
         defer { harness.remove() }
         try harness.createFile(plans, "new.txt", "new content")  // waits out the write-back delay
-        usleep(400_000)  // the folder's listing is stale: the next lookup lists it again
+        harness.clock.advance(by: .milliseconds(400))  // the folder's listing is stale: the next lookup lists it again
         let filesystem = harness.filesystem
         // The server's page is taken before the create reaches it; the create and its report
         // happen before the page is answered.
@@ -46,7 +46,7 @@ import Glibc
         defer { harness.remove() }
         let file = try harness.lookup(plans, "a.txt").attributes.inode
         try harness.saveInPlace(file, "a longer content")  // waits out the write-back delay
-        usleep(400_000)
+        harness.clock.advance(by: .milliseconds(400))
         let filesystem = harness.filesystem
         harness.backend.duringNextListing { _ = filesystem.waitForUploads(timeout: .seconds(10)) }
         _ = try harness.lookup(plans, "b.txt")  // its page still has a.txt's old size
@@ -58,7 +58,7 @@ import Glibc
     @Test func aFileDeletedHereWhileItsFolderIsListedDoesNotComeBack() throws {
         let (harness, plans) = try harnessWithFolder(["a.txt", "b.txt"], maxAge: .milliseconds(300))
         defer { harness.remove() }
-        usleep(400_000)
+        harness.clock.advance(by: .milliseconds(400))
         let filesystem = harness.filesystem, context = harness.context
         // `rm a.txt` from another process while this lookup's page (with a.txt) is on its way.
         harness.backend.duringNextListing {
