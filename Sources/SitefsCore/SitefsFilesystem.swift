@@ -70,7 +70,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // Resumes saves an earlier run of this cache dir did not finish.
         uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
                                 parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay, userName: userName,
-                                unlinker: content.unlinker, logger: logger) { [weak self] outcome in
+                                unlinker: content.unlinker, clock: configuration.clock, logger: logger) { [weak self] outcome in
             self?.uploadFinished(outcome)
         }
         uploader.onRenameOutcome = { [weak self] outcome in self?.renameFinished(outcome) }

@@ -1,10 +1,14 @@
+import Foundation
 import Synchronization
 
-/// What time it is for what expires in the mount (cached listings and items).
+/// What time it is for everything in the mount that expires or waits: cached listings and
+/// items, the write-back delay, the uploader's retry backoff, how long a create is
+/// remembered.
 ///
 /// The system's continuous clock in a mount; in tests a manual one that moves only when told
-/// (`advance`), so "the listing is stale now" is a step the test takes, not a sleep it hopes
-/// is long enough.
+/// (`advance`), so "the listing is stale now" or "the retry is due" is a step the test
+/// takes, not a sleep it hopes is long enough. Waits on a manual clock look again every few
+/// milliseconds of real time, so an `advance` ends them without anyone being told.
 public final class MountClock: Sendable {
     /// The continuous clock (monotonic, counts suspended time), for every real mount.
     public static let system = MountClock(manual: false)
@@ -32,5 +36,28 @@ public final class MountClock: Sendable {
         precondition(isManual, "only a manual clock can be advanced")
         precondition(duration >= .zero, "a clock does not go back")
         offset.withLock { $0 += duration }
+    }
+
+    /// How often a wait on a manual clock looks at it again.
+    private static let manualPollInterval: TimeInterval = 0.005
+
+    /// Waits on `condition` (locked by the caller) until it is signalled or `deadline` has
+    /// come on this clock. Returns like `NSCondition.wait(until:)`: the caller checks again.
+    public func wait(on condition: NSCondition, until deadline: ContinuousClock.Instant) {
+        guard isManual else {
+            _ = condition.wait(until: Date().addingTimeInterval(max(0.001, ContinuousClock.now.duration(to: deadline).seconds)))
+            return
+        }
+        if now < deadline { _ = condition.wait(until: Date().addingTimeInterval(Self.manualPollInterval)) }
+    }
+
+    /// Sleeps for `duration` on this clock, or until `stop` says to end early (asked as the
+    /// sleep goes on, at least every 100 ms of real time).
+    public func sleep(for duration: Duration, unless stop: () -> Bool) {
+        let deadline = now + duration
+        while now < deadline, !stop() {
+            let left = isManual ? Self.manualPollInterval : min(now.duration(to: deadline).seconds, 0.1)
+            Thread.sleep(forTimeInterval: max(0.001, left))
+        }
     }
 }

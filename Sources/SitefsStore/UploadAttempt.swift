@@ -163,7 +163,9 @@ extension Uploader {
                     logger.warning("\(what()) will be retried in \(delay): \(error)")
                 }
                 // A server that said when to come back (429/503 Retry-After) is taken at its word.
-                Thread.sleep(forTimeInterval: max(delay.seconds, error.retryAfter ?? 0))
+                // The wait ends early once the attempt is moot (a newer save, unmount).
+                clock.sleep(for: max(delay, .seconds(error.retryAfter ?? 0)), unless: giveUp)
+                if giveUp() { return .failure(error) }
                 delay = min(delay * 2, .seconds(30))
             }
         }

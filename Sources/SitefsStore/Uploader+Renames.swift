@@ -26,7 +26,7 @@ extension Uploader {
             return
         }
         try journal.recordRename(rename)
-        rename.notBefore = .now + settleDelay
+        rename.notBefore = clock.now + settleDelay
         if renames[rename.identifier] == nil { renameOrder.append(rename.identifier) }
         renames[rename.identifier] = rename
         condition.broadcast()
@@ -66,7 +66,7 @@ extension Uploader {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
-        let now = ContinuousClock.now
+        let now = clock.now
         for key in renames.keys { renames[key]!.notBefore = now }
         condition.broadcast()
         while !renames.isEmpty || !renamesInFlight.isEmpty {

@@ -72,7 +72,7 @@ extension Uploader {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
-        let now = ContinuousClock.now
+        let now = clock.now
         if let identifier {
             queued[identifier]?.notBefore = now
             renames[identifier]?.notBefore = now

@@ -80,12 +80,15 @@ public final class Uploader: @unchecked Sendable {
     /// worker index, and how many wait without one.
     private var wakeTimes: [Int: ContinuousClock.Instant] = [:]
     private var sleepersWithoutDeadline = 0
+    /// The write-back delay, retry backoff and how long creates are kept run on it.
+    let clock: MountClock
 
     /// Opens the journal and resumes what an earlier run left.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
                 userName: String, unlinker: BackgroundUnlinker, retiredCreationsKept: Duration = .seconds(600),
-                logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
+                clock: MountClock = .system, logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
         self.backend = backend
+        self.clock = clock
         self.retiredCreationsKept = retiredCreationsKept
         self.unlinker = unlinker
         self.logger = logger
@@ -182,7 +185,7 @@ public final class Uploader: @unchecked Sendable {
     @discardableResult
     private func enqueueLocked(_ job: Job, delay: Duration, resuming: Bool = false) -> ContinuousClock.Instant {
         var job = job
-        job.notBefore = .now + delay
+        job.notBefore = clock.now + delay
         job.resumed = resuming
         if let last = lastUploaded[job.identifier], job.baseVersion == last.base { job.baseVersion = last.result }
         if let replaced = queued[job.identifier] {
@@ -375,7 +378,7 @@ public final class Uploader: @unchecked Sendable {
     public func expedite() {
         condition.lock()
         defer { condition.unlock() }
-        let now = ContinuousClock.now
+        let now = clock.now
         for key in queued.keys { queued[key]!.notBefore = now }
         for key in renames.keys { renames[key]!.notBefore = now }
         condition.broadcast()
@@ -439,7 +442,7 @@ public final class Uploader: @unchecked Sendable {
         defer { condition.unlock() }
         while true {
             if stopping { return nil }
-            let now = ContinuousClock.now
+            let now = clock.now
             // Renames go one at a time, in the order made: a later one may take a name an
             // earlier one frees.
             if renamesInFlight.isEmpty, let first = renameOrder.first, renames[first]!.notBefore <= now {
@@ -460,7 +463,7 @@ public final class Uploader: @unchecked Sendable {
             }
             if let due = earliestDue(after: now) {
                 wakeTimes[worker] = due
-                _ = condition.wait(until: Date().addingTimeInterval(max(0.001, now.duration(to: due).seconds)))
+                clock.wait(on: condition, until: due)
                 wakeTimes[worker] = nil
             } else {
                 sleepersWithoutDeadline += 1
@@ -561,7 +564,7 @@ public final class Uploader: @unchecked Sendable {
     /// Records what a new file's create made, forgetting the records older than
     /// `retiredCreationsKept`. Call with `condition` locked.
     private func retire(_ local: ItemIdentifier, as created: (identifier: ItemIdentifier, version: String)) {
-        let now = ContinuousClock.now
+        let now = clock.now
         let expired = retirements.prefix { now - $0.at > retiredCreationsKept }.count
         for retirement in retirements.prefix(expired) { retiredCreations[retirement.identifier] = nil }
         retirements.removeFirst(expired)

@@ -13,16 +13,18 @@ struct CoreHarness {
     let filesystem: SitefsFilesystem
     let cacheDirectory: URL
     let context = RequestContext(uid: 1000, gid: 1000, pid: 1)
-    /// Ages the cache: moves only when a test says (`clock.advance`).
+    /// What ages the cache and times the uploader: the system clock, or a manual one that
+    /// moves only when the test says (`clock.advance`).
     let clock: MountClock
 
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
-         reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil) throws {
+         reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
+         clock: MountClock = .system) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
-        clock = previous?.clock ?? .manual()
+        self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
         var logger = Logger(label: "sitefs-core-test")

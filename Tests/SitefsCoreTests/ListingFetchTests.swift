@@ -16,7 +16,7 @@ import Glibc
     /// A server folder "Plans" holding `files`, looked up through a fresh core whose cached
     /// metadata goes stale after `maxAge`.
     private func harnessWithFolder(_ files: [String], maxAge: Duration) throws -> (CoreHarness, plans: InodeNumber) {
-        let harness = try CoreHarness(metadataMaxAge: maxAge)
+        let harness = try CoreHarness(metadataMaxAge: maxAge, clock: .manual())
         let site = harness.backend.addSite("Harbour")
         let plans = harness.backend.add("Plans", in: site, kind: .folder)
         for name in files { harness.backend.add(name, in: plans, kind: .file, content: Array(name.utf8)) }

@@ -11,6 +11,9 @@ import Testing
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-retired-\(UUID().uuidString)")
 
     /// Runs `body` with an uploader over a fresh backend with one site, and cleans up after.
+    /// The uploader runs on a manual clock: records age only when a test advances it.
+    private let clock = MountClock.manual()
+
     private func withUploader(keeping kept: Duration,
                               _ body: (Uploader, InMemoryBackend, ItemIdentifier) throws -> Void) throws {
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -20,7 +23,7 @@ import Testing
         logger.logLevel = .critical
         let uploader = try Uploader(backend: backend, journalPath: directory.appendingPathComponent("journal.sqlite").path,
                                     parallelism: 1, userName: "tester", unlinker: BackgroundUnlinker(), retiredCreationsKept: kept,
-                                    logger: logger) { _ in }
+                                    clock: clock, logger: logger) { _ in }
         uploader.start(parallelism: 1)
         defer { uploader.shutdown() }
         try body(uploader, backend, backend.addSite("Harbour"))
@@ -41,7 +44,7 @@ import Testing
         try withUploader(keeping: .milliseconds(200)) { uploader, backend, site in
             let first = try create("a.txt", in: site, with: uploader)
             #expect(uploader.isRetiredCreation(first))
-            usleep(400_000)
+            clock.advance(by: .milliseconds(201))
             let second = try create("b.txt", in: site, with: uploader)
             #expect(!uploader.isRetiredCreation(first), "a record older than the time kept is still there")
             #expect(uploader.isRetiredCreation(second))

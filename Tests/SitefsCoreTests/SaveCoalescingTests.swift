@@ -11,8 +11,9 @@ import Testing
 /// out the settle delay; lock and swap files never reach the server; saves work offline.
 @Suite struct SaveCoalescingTests {
     /// A harness with a site holding `doc.odt` ("old"), and the site's inode.
-    private func harnessWithDocument(delay: Duration = .seconds(30)) throws -> (CoreHarness, ItemIdentifier, ItemIdentifier, InodeNumber) {
-        let harness = try CoreHarness(writeBackDelay: delay)
+    private func harnessWithDocument(delay: Duration = .seconds(30), clock: MountClock = .system) throws
+        -> (CoreHarness, ItemIdentifier, ItemIdentifier, InodeNumber) {
+        let harness = try CoreHarness(writeBackDelay: delay, clock: clock)
         let site = harness.backend.addSite("Harbour")
         let document = harness.backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
         let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
@@ -20,17 +21,20 @@ import Testing
     }
 
     @Test func aNewFileWaitsOutTheSettleDelayAndIsThenCreated() throws {
-        let (harness, site, _, siteInode) = try harnessWithDocument(delay: .milliseconds(600))
+        // The delay is the test's to end: time moves only when it says.
+        let (harness, site, _, siteInode) = try harnessWithDocument(delay: .seconds(2), clock: .manual())
         defer { harness.remove() }
         let inode = try harness.createFile(siteInode, "notes.txt", "hello")
+        harness.clock.advance(by: .milliseconds(1_999))
         #expect(harness.backend.calls("createFile") == 0)
         #expect(try harness.xattr(inode, "user.sitefs.state") == "pending")
         // Listed and readable before the server has it.
         #expect(try harness.list(siteInode).map(\.name.description).contains("notes.txt"))
         #expect(try harness.readAll(inode) == Array("hello".utf8))
+        #expect(!eventually(timeout: .milliseconds(100)) { harness.backend.calls("createFile") > 0 }, "created before the delay ended")
         // Then created without anyone asking.
-        let deadline = Date().addingTimeInterval(10)
-        while harness.backend.node(named: "notes.txt", in: site) == nil && Date() < deadline { usleep(20_000) }
+        harness.clock.advance(by: .milliseconds(1))
+        #expect(eventually { harness.backend.node(named: "notes.txt", in: site) != nil })
         let created = try #require(harness.backend.node(named: "notes.txt", in: site))
         #expect(harness.backend.content(of: created.identifier) == Array("hello".utf8))
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
