@@ -47,13 +47,19 @@ import Testing
         func handle() throws -> HandleID { try #require(try outcome.withLock { $0 }?.get()) }
     }
 
-    @Test func anInterruptedOpenEndsWithEINTRAndLeavesNothingBehind() throws {
+    /// A site with `plan.odt` on the server, whose whole-file downloads wait until released.
+    private func harnessWithHeldDownload() throws -> (CoreHarness, InodeNumber) {
         let harness = try CoreHarness()
-        defer { harness.remove() }
         let site = harness.backend.addSite("Harbour")
         harness.backend.add("plan.odt", in: site, kind: .file, content: Array("server bytes".utf8))
         let inode = try harness.lookup(try harness.lookup(.root, "Harbour").attributes.inode, "plan.odt").attributes.inode
         harness.backend.holdWholeFetches(true)
+        return (harness, inode)
+    }
+
+    @Test func anInterruptedOpenEndsWithEINTRAndLeavesNothingBehind() throws {
+        let (harness, inode) = try harnessWithHeldDownload()
+        defer { harness.remove() }
 
         let signal = Signal()
         let open = BackgroundOpen(harness, inode, context: signal.context)
@@ -69,12 +75,8 @@ import Testing
     }
 
     @Test func anotherOpenerWaitingForTheSameDownloadIsNotInterrupted() throws {
-        let harness = try CoreHarness()
+        let (harness, inode) = try harnessWithHeldDownload()
         defer { harness.remove() }
-        let site = harness.backend.addSite("Harbour")
-        harness.backend.add("plan.odt", in: site, kind: .file, content: Array("server bytes".utf8))
-        let inode = try harness.lookup(try harness.lookup(.root, "Harbour").attributes.inode, "plan.odt").attributes.inode
-        harness.backend.holdWholeFetches(true)
 
         let impatient = Signal()
         let first = BackgroundOpen(harness, inode, context: impatient.context)
