@@ -135,7 +135,7 @@ let package = Package(
             name: "SitefsCommandLineTests",
             dependencies: ["SitefsCommandLine", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP"]),
+        .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP", "SitefsTestSupport"]),
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",

@@ -26,7 +26,7 @@ import Testing
             #expect(proxy.connectionsAccepted == 2)
             #expect(proxy.requestsSeen == 2)
             #expect(proxy.faultsInjected == 0)
-            #expect(upstream.requestCount == 2)
+            #expect(upstream.handledRequests == 2)
         }
     }
 
@@ -39,8 +39,8 @@ import Testing
             #expect(result.lines == ["hello|200 1", "hello|200 0", "hello|200 0"])
             #expect(proxy.connectionsAccepted == 1)
             #expect(proxy.requestsSeen == 3)
-            #expect(upstream.connectionCount == 1)
-            #expect(upstream.requestCount == 3)
+            #expect(upstream.acceptedConnections == 1)
+            #expect(upstream.handledRequests == 3)
         }
     }
 
@@ -53,7 +53,7 @@ import Testing
             #expect(proxy.connectionsAccepted == 1)
             #expect(proxy.requestsSeen == 0)
             #expect(proxy.faultsInjected == 1)
-            #expect(upstream.connectionCount == 0)
+            #expect(upstream.acceptedConnections == 0)
 
             // Injected once: the next connection is refused, the one after is served.
             proxy.mode = .pass
@@ -64,7 +64,7 @@ import Testing
             #expect(served.out == "hello")
             #expect(proxy.faultsInjected == 2)
             #expect(proxy.pendingInjections == 0)
-            #expect(upstream.requestCount == 1)
+            #expect(upstream.handledRequests == 1)
         }
     }
 
@@ -75,7 +75,7 @@ import Testing
             #expect(result.status == 28, "curl exit \(result.status): \(result.err)")  // 28: timed out
             #expect(result.seconds < 10)
             #expect(proxy.faultsInjected == 1)
-            #expect(upstream.connectionCount == 0)
+            #expect(upstream.acceptedConnections == 0)
         }
     }
 
@@ -135,8 +135,8 @@ import Testing
 
             #expect(proxy.requestsSeen == 4)
             #expect(proxy.faultsInjected == 4)
-            #expect(upstream.connectionCount == 0)
-            #expect(upstream.requestCount == 0)
+            #expect(upstream.acceptedConnections == 0)
+            #expect(upstream.handledRequests == 0)
         }
     }
 
@@ -152,7 +152,7 @@ import Testing
             #expect(proxy.requestsSeen == 3)
             #expect(proxy.faultsInjected == 2)
             #expect(proxy.pendingInjections == 0)
-            #expect(upstream.requestCount == 1)
+            #expect(upstream.handledRequests == 1)
         }
     }
 
@@ -169,7 +169,7 @@ import Testing
             #expect(proxy.connectionsAccepted == 3)
             #expect(proxy.requestsSeen == 4)
             #expect(proxy.faultsInjected == 2)
-            #expect(upstream.requestCount == 2)
+            #expect(upstream.handledRequests == 2)
         }
     }
 
@@ -193,7 +193,7 @@ import Testing
             #expect(proxy.connectionsAccepted == 1)
             #expect(proxy.requestsSeen == 2)
             #expect(proxy.faultsInjected == 1)
-            #expect(upstream.requestCount == 1)
+            #expect(upstream.handledRequests == 1)
         }
     }
 
@@ -206,14 +206,14 @@ import Testing
             try connection.send("GET /hello HTTP/1.1\r\nHost: test\r\n\r\n")
             #expect(connection.readResponse() == nil)
             #expect(connection.lastError == ECONNRESET, "expected a reset, got errno \(connection.lastError)")
-            #expect(upstream.requestCount == 1)
+            #expect(upstream.handledRequests == 1)
         }
     }
 
     @Test func stopEndsEveryConnectionPromptly() throws {
-        let upstream = try TinyUpstream()
+        let upstream = try TestServer(routes: upstreamRoutes)
         defer { #expect(upstream.stop(), "upstream threads did not stop") }
-        let proxy = try FaultProxy(upstreamPort: upstream.port)
+        let proxy = try FaultProxy(upstreamPort: Int(upstream.port))
         defer { proxy.stop() }
 
         proxy.mode = .blackhole
@@ -236,7 +236,7 @@ import Testing
 
         // Dropping the last reference stops the proxy too.
         var port = 0
-        do { port = try FaultProxy(upstreamPort: upstream.port).port }
+        do { port = try FaultProxy(upstreamPort: Int(upstream.port)).port }
         #expect(throws: (any Error).self, "nothing listens after deinit") { try RawConnection(port: port) }
     }
 }
@@ -245,10 +245,10 @@ import Testing
 
 /// Runs `body` against an upstream server with a proxy in front of it. Both always stop,
 /// and the test fails if their threads do not.
-private func withProxy(_ body: (FaultProxy, TinyUpstream) throws -> Void) throws {
-    let upstream = try TinyUpstream()
+private func withProxy(_ body: (FaultProxy, TestServer) throws -> Void) throws {
+    let upstream = try TestServer(routes: upstreamRoutes)
     defer { #expect(upstream.stop(), "upstream threads did not stop") }
-    let proxy = try FaultProxy(upstreamPort: upstream.port)
+    let proxy = try FaultProxy(upstreamPort: Int(upstream.port))
     defer { #expect(proxy.stop(), "proxy threads did not stop") }
     try body(proxy, upstream)
 }
@@ -282,8 +282,8 @@ private struct TestSocketError: Error {
     let code: Int32
 }
 
-/// A TCP socket to 127.0.0.1:port, or a listener there when `port` is 0.
-private func loopbackSocket(port: Int, listening: Bool) throws -> Int32 {
+/// A TCP socket connected to 127.0.0.1:port.
+private func loopbackSocket(port: Int) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw TestSocketError(call: "socket", code: errno) }
     var address = sockaddr_in()
@@ -291,15 +291,12 @@ private func loopbackSocket(port: Int, listening: Bool) throws -> Int32 {
     address.sin_port = in_port_t(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            listening ? bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                      : connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard result == 0, !listening || listen(descriptor, 64) == 0 else {
+    guard result == 0 else {
         let code = errno
         close(descriptor)
-        throw TestSocketError(call: listening ? "bind" : "connect", code: code)
+        throw TestSocketError(call: "connect", code: code)
     }
     return descriptor
 }
@@ -402,7 +399,7 @@ private final class RawConnection {
     private var reader: SocketReader
 
     init(port: Int) throws {
-        descriptor = try loopbackSocket(port: port, listening: false)
+        descriptor = try loopbackSocket(port: port)
         var limit = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         reader = SocketReader(descriptor)
@@ -428,96 +425,21 @@ private final class RawConnection {
 
 // MARK: - The upstream server
 
-/// A tiny kept-alive HTTP/1.1 server for the proxy to stand in front of: GET /hello answers
-/// "hello", GET /bytes/N answers N bytes, POST /echo answers the request body (Content-Length
-/// or chunked). It counts connections and requests, so tests can tell whether the proxy
-/// reached it at all. One thread accepts, one per connection serves; `stop()` shuts the
-/// sockets down to wake them and waits with a deadline.
-private final class TinyUpstream: @unchecked Sendable {
-    // @unchecked: the mutable state below is only touched under `lock`.
-    let port: Int
-    private let listener: Int32
-    private let lock = NSLock()
-    private let threads = DispatchGroup()
-    private var stopping = false
-    private var open: Set<Int32> = []
-    private var connections = 0
-    private var requests = 0
-
-    init() throws {
-        let descriptor = try loopbackSocket(port: 0, listening: true)
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        listener = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-        spawn { [self] in acceptLoop() }
+/// What the upstream server answers for these tests (the kit's `TestServer`, kept alive):
+/// GET /hello answers "hello", GET /bytes/N answers N bytes, POST /echo answers the request
+/// body (Content-Length or chunked). Its counts of connections and requests tell whether
+/// the proxy reached it at all.
+@Sendable private func upstreamRoutes(_ request: TestRequest, _ connection: TestConnection) -> Bool {
+    guard let body = connection.readWholeBody(of: request) else { return false }
+    var status = "200 OK", content: [UInt8] = []
+    if request.method == "GET", request.path == "/hello" {
+        content = Array("hello".utf8)
+    } else if request.method == "GET", request.path.hasPrefix("/bytes/"), let count = Int(request.path.dropFirst("/bytes/".count)) {
+        content = [UInt8](repeating: UInt8(ascii: "x"), count: count)
+    } else if request.method == "POST", request.path == "/echo" {
+        content = body
+    } else {
+        status = "404 Not Found"
     }
-
-    var connectionCount: Int { lock.withLock { connections } }
-    var requestCount: Int { lock.withLock { requests } }
-
-    func stop() -> Bool {
-        lock.withLock {
-            stopping = true
-            for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
-        }
-        let finished = threads.wait(timeout: .now() + 5) == .success
-        if finished { close(listener) }
-        return finished
-    }
-
-    private func spawn(_ body: @escaping @Sendable () -> Void) {
-        threads.enter()
-        Thread { [threads] in
-            body()
-            threads.leave()
-        }.start()
-    }
-
-    private func acceptLoop() {
-        while !lock.withLock({ stopping }) {
-            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 50) > 0 else { continue }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { continue }
-            let accepted = lock.withLock { () -> Bool in
-                guard !stopping else { return false }
-                open.insert(client)
-                connections += 1
-                return true
-            }
-            if accepted { spawn { [self] in serve(client) } } else { close(client) }
-        }
-    }
-
-    private func serve(_ descriptor: Int32) {
-        defer {
-            lock.withLock { _ = open.remove(descriptor) }
-            close(descriptor)
-        }
-        var reader = SocketReader(descriptor)
-        while let head = reader.head() {
-            lock.withLock { requests += 1 }
-            if head.headers["expect"]?.lowercased() == "100-continue" {
-                guard sendAll(descriptor, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
-            }
-            guard let body = reader.body(headers: head.headers) else { return }
-            let target = head.first.split(separator: " ").dropFirst().first ?? ""
-            var status = "200 OK", content: [UInt8] = []
-            if head.first.hasPrefix("GET /hello ") {
-                content = Array("hello".utf8)
-            } else if head.first.hasPrefix("GET /bytes/"), let count = Int(target.dropFirst("/bytes/".count)) {
-                content = [UInt8](repeating: UInt8(ascii: "x"), count: count)
-            } else if head.first.hasPrefix("POST /echo ") {
-                content = body
-            } else {
-                status = "404 Not Found"
-            }
-            let response = Array("HTTP/1.1 \(status)\r\nContent-Length: \(content.count)\r\n\r\n".utf8) + content
-            guard sendAll(descriptor, response), head.headers["connection"]?.lowercased() != "close" else { return }
-        }
-    }
+    return connection.send(Array("HTTP/1.1 \(status)\r\nContent-Length: \(content.count)\r\n\r\n".utf8) + content)
 }

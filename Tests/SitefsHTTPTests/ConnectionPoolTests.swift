@@ -1,4 +1,5 @@
 import Foundation
+import SitefsTestSupport
 import Testing
 @testable import SitefsHTTP
 

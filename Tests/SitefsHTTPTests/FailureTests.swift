@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SitefsTestSupport
 import Testing
 @testable import SitefsHTTP
 

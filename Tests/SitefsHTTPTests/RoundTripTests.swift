@@ -1,3 +1,4 @@
+import SitefsTestSupport
 import Testing
 @testable import SitefsHTTP
 

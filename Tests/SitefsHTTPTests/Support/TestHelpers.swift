@@ -1,11 +1,12 @@
 import Foundation
+import SitefsTestSupport
 import Testing
 @testable import SitefsHTTP
 
 /// Runs `body` against a fresh server and always stops it, failing the test if its threads
 /// do not end (a handler that hangs would otherwise go unnoticed).
 func withTestServer<T>(_ body: (TestServer) throws -> T) throws -> T {
-    let server = try TestServer()
+    let server = try TestServer(routes: TestRoutes.handle)
     defer { #expect(server.stop(), "test server threads did not stop") }
     return try body(server)
 }

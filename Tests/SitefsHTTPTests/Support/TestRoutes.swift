@@ -1,4 +1,5 @@
 import Foundation
+import SitefsTestSupport
 
 /// The test server's routes. Each returns whether the connection may serve another request.
 ///
@@ -15,7 +16,7 @@ import Foundation
 /// - `/slow`: headers promising 1000 body bytes, then silence until the client hangs up.
 /// - `/reset` and `/truncate`: 100,000 of 1,000,000 body bytes, then a TCP reset or a close.
 enum TestRoutes {
-    static func handle(_ request: TestRequest, on connection: TestConnection) -> Bool {
+    @Sendable static func handle(_ request: TestRequest, on connection: TestConnection) -> Bool {
         let path = request.path
         let isHead = request.method == "HEAD"
         if path == "/checksum" {

@@ -1,14 +1,19 @@
 import Foundation
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 and a random port, built on POSIX sockets so the
-/// tests exercise real TCP: keep-alive, stalls, resets and refused connections.
+/// The test kit's one HTTP/1.1 server: 127.0.0.1 and a random port, built on POSIX sockets
+/// so tests exercise real TCP (keep-alive, stalls, resets, refused connections). What it
+/// answers is the test's: `routes` gets each request with its connection and says whether
+/// the connection may serve another.
 ///
 /// One thread accepts; each connection gets its own thread, so kept-alive connections from
 /// concurrent clients are served in parallel. Every blocking call polls with a short timeout
 /// and checks `isStopping`, so `stop()` ends all threads promptly.
-final class TestServer: @unchecked Sendable {
+public final class TestServer: @unchecked Sendable {
     // @unchecked: the mutable counters are only touched under `lock`.
-    let port: UInt16
+    public typealias Routes = @Sendable (TestRequest, TestConnection) -> Bool
+
+    public let port: UInt16
+    let routes: Routes
     private let listener: Int32
     private let lock = NSLock()
     private var stopping = false
@@ -16,12 +21,13 @@ final class TestServer: @unchecked Sendable {
     private var requests = 0
     private let threads = DispatchGroup()
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    init() throws {
+    public init(routes: @escaping Routes) throws {
         let (descriptor, port) = try Self.listen()
         listener = descriptor
         self.port = port
+        self.routes = routes
         threads.enter()
         let thread = Thread { [self] in
             acceptLoop()
@@ -32,17 +38,17 @@ final class TestServer: @unchecked Sendable {
     }
 
     /// TCP connections accepted so far.
-    var acceptedConnections: Int { lock.withLock { connections } }
+    public var acceptedConnections: Int { lock.withLock { connections } }
     /// Requests parsed so far.
-    var handledRequests: Int { lock.withLock { requests } }
-    var isStopping: Bool { lock.withLock { stopping } }
+    public var handledRequests: Int { lock.withLock { requests } }
+    public var isStopping: Bool { lock.withLock { stopping } }
 
     func countRequest() { lock.withLock { requests += 1 } }
 
     /// Stops accepting, ends every connection thread, closes the listener. Returns false if
     /// the threads did not finish within the timeout (a hung handler).
     @discardableResult
-    func stop(timeout: TimeInterval = 10) -> Bool {
+    public func stop(timeout: TimeInterval = 10) -> Bool {
         let first = lock.withLock { () -> Bool in
             defer { stopping = true }
             return !stopping
@@ -96,7 +102,7 @@ final class TestServer: @unchecked Sendable {
     }
 
     /// A port on 127.0.0.1 with nothing listening: bound once by us, then released.
-    static func unusedPort() throws -> UInt16 {
+    public static func unusedPort() throws -> UInt16 {
         let (descriptor, port) = try listen()
         close(descriptor)
         return port

@@ -1,28 +1,28 @@
 import Foundation
 
 /// One parsed request head.
-struct TestRequest {
-    var method: String
-    var target: String
-    var headers: [(String, String)]
+public struct TestRequest: Sendable {
+    public var method: String
+    public var target: String
+    public var headers: [(String, String)]
 
-    var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    public var path: Substring { target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var contentLength: Int { header("content-length").flatMap { Int($0) } ?? 0 }
+    public var contentLength: Int { header("content-length").flatMap { Int($0) } ?? 0 }
 }
 
 /// Serves requests on one accepted socket until the peer closes, a route ends the
-/// connection, or the server stops. All I/O is buffered here; routes live in TestRoutes.
-final class TestConnection {
-    let descriptor: Int32
+/// connection, or the server stops. All I/O is buffered here; routes are the server's.
+public final class TestConnection {
+    public let descriptor: Int32
     let server: TestServer
     private var buffer: [UInt8] = []
     /// Requests read on this connection so far, the current one included.
-    private(set) var requestCount = 0
+    public private(set) var requestCount = 0
 
     init(descriptor: Int32, server: TestServer) {
         self.descriptor = descriptor
@@ -38,13 +38,13 @@ final class TestConnection {
         while let request = readHead() {
             server.countRequest()
             requestCount += 1
-            guard TestRoutes.handle(request, on: self) else { return }
+            guard server.routes(request, self) else { return }
             if request.header("connection")?.lowercased() == "close" { return }
         }
     }
 
     /// Ends the connection with a TCP reset instead of an orderly close.
-    func abortWithReset() {
+    public func abortWithReset() {
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
     }
@@ -93,7 +93,7 @@ final class TestConnection {
     }
 
     /// Streams exactly `length` body bytes to `consume` without holding them all.
-    func readBody(length: Int, _ consume: (ArraySlice<UInt8>) -> Void) -> Bool {
+    public func readBody(length: Int, _ consume: (ArraySlice<UInt8>) -> Void) -> Bool {
         var remaining = length
         while remaining > 0 {
             if buffer.isEmpty, !fill() { return false }
@@ -105,8 +105,41 @@ final class TestConnection {
         return true
     }
 
+    /// The request's whole body, by Content-Length or chunked transfer coding (a test's
+    /// small bodies only); nil when the connection ends first or the chunking is malformed.
+    /// Answers `Expect: 100-continue` first, as a server must before the client sends.
+    public func readWholeBody(of request: TestRequest) -> [UInt8]? {
+        if request.header("expect")?.lowercased() == "100-continue", !send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) {
+            return nil
+        }
+        var body: [UInt8] = []
+        guard request.header("transfer-encoding")?.lowercased() == "chunked" else {
+            return readBody(length: request.contentLength) { body.append(contentsOf: $0) } ? body : nil
+        }
+        while true {
+            guard let sizeLine = readLine(), let size = Int(sizeLine.split(separator: ";")[0], radix: 16), size >= 0 else { return nil }
+            if size == 0 {
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return body
+            }
+            guard readBody(length: size, { body.append(contentsOf: $0) }), readLine() == "" else { return nil }
+        }
+    }
+
+    /// One CRLF-terminated line, without the CRLF.
+    private func readLine() -> String? {
+        while true {
+            if let end = buffer.firstRange(of: [13, 10]) {
+                let line = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(..<end.upperBound)
+                return line
+            }
+            guard buffer.count < 64 * 1024, fill() else { return nil }
+        }
+    }
+
     /// Blocks until the peer closes the connection or the server stops (used to stall).
-    func waitForPeerClose() {
+    public func waitForPeerClose() {
         while fill() { buffer.removeAll() }
     }
 
@@ -114,7 +147,7 @@ final class TestConnection {
 
     /// Sends everything; false if the peer went away or the server is stopping.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    public func send(_ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes {
@@ -132,7 +165,7 @@ final class TestConnection {
     }
 
     @discardableResult
-    func sendHead(status: Int, headers: [(String, String)], contentLength: Int) -> Bool {
+    public func sendHead(status: Int, headers: [(String, String)], contentLength: Int) -> Bool {
         var text = "HTTP/1.1 \(status) Status\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "Content-Length: \(contentLength)\r\n\r\n"
