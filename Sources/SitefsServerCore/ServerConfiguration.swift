@@ -1,4 +1,5 @@
 import Foundation
+import SitefsAPI
 
 /// Everything a running document server is configured with.
 public struct ServerConfiguration: Sendable {
@@ -20,6 +21,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumConnections: Int
     /// Serve HTTPS with this certificate chain and key (PEM files); nil: plain HTTP.
     public var tls: TLSFiles?
+    /// The wall clock sessions are stamped and expired by; tests pass one they move by hand.
+    public var now: @Sendable () -> Timestamp
 
     public struct TLSFiles: Sendable {
         public var certificateChain: String
@@ -43,7 +46,8 @@ public struct ServerConfiguration: Sendable {
         passwordIterations: Int = 210_000,
         connectionTimeout: Duration = .seconds(60),
         maximumConnections: Int = 256,
-        tls: TLSFiles? = nil
+        tls: TLSFiles? = nil,
+        now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
     ) {
         self.dataDirectory = dataDirectory
         self.host = host
@@ -54,5 +58,6 @@ public struct ServerConfiguration: Sendable {
         self.connectionTimeout = connectionTimeout
         self.maximumConnections = maximumConnections
         self.tls = tls
+        self.now = now
     }
 }

@@ -14,6 +14,6 @@ public struct ServerStorage: Sendable {
         let blobs = try BlobStore(dataDirectory: directory)
         documents = try DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes)
         accounts = AccountStore(metadata: metadata, tokenLifetimeSeconds: configuration.tokenLifetimeSeconds,
-                                passwordIterations: configuration.passwordIterations)
+                                passwordIterations: configuration.passwordIterations, now: configuration.now)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import SitefsAPI
 @testable import SitefsServerCore
 
@@ -14,13 +15,13 @@ struct TestEnvironment: Sendable {
     let storage: ServerStorage
 
     init(tokenLifetimeSeconds: Int64 = 3600, maximumUploadBytes: Int64 = 1 << 30, directory: URL? = nil,
-         connectionTimeout: Duration = .seconds(60)) throws {
+         connectionTimeout: Duration = .seconds(60), now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws {
         let directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("sitefs-server-tests-\(UUID().uuidString)", isDirectory: true)
         self.directory = directory
         configuration = ServerConfiguration(
             dataDirectory: directory, host: "127.0.0.1", port: 0, tokenLifetimeSeconds: tokenLifetimeSeconds,
-            maximumUploadBytes: maximumUploadBytes, passwordIterations: 1_000, connectionTimeout: connectionTimeout)
+            maximumUploadBytes: maximumUploadBytes, passwordIterations: 1_000, connectionTimeout: connectionTimeout, now: now)
         storage = try ServerStorage(configuration: configuration)
     }
 
@@ -62,5 +63,14 @@ struct TestEnvironment: Sendable {
             try await storage.accounts.grant(user: user, site: name, readOnly: readOnly)
         }
         return site
+    }
+}
+
+/// A wall clock that stands still until a test moves it, for what expires on the server.
+final class ManualWallClock: Sendable {
+    private let time = Mutex(Timestamp.now())
+    var now: Timestamp { time.withLock { $0 } }
+    func advance(by seconds: Double) {
+        time.withLock { $0 = Timestamp(microsecondsSinceEpoch: $0.microseconds + Int64(seconds * 1_000_000)) }
     }
 }

@@ -10,6 +10,8 @@ import SitefsCrypto
 public struct AccountStore: Sendable {
     let metadata: MetadataStore
     let tokenLifetimeSeconds: Int64
+    /// The wall clock sessions are stamped and expired by (see `ServerConfiguration.now`).
+    private let now: @Sendable () -> Timestamp
     let passwordIterations: Int
     /// Failed sign-ins per user and address: too many in a row wait (429).
     public let throttle: SignInThrottle
@@ -21,8 +23,10 @@ public struct AccountStore: Sendable {
     private let decoyHash: String
 
     init(metadata: MetadataStore, tokenLifetimeSeconds: Int64, passwordIterations: Int,
-         throttle: SignInThrottle = SignInThrottle(), hashing: HashingGate = HashingGate()) {
+         throttle: SignInThrottle = SignInThrottle(), hashing: HashingGate = HashingGate(),
+         now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) {
         self.metadata = metadata
+        self.now = now
         self.tokenLifetimeSeconds = tokenLifetimeSeconds
         self.passwordIterations = passwordIterations
         self.throttle = throttle
@@ -50,7 +54,7 @@ public struct AccountStore: Sendable {
                 throw APIError.conflict("user '\(name)' already exists", code: "user_exists")
             }
             try db.execute(sql: "INSERT INTO users (name, password_hash, created_at) VALUES (?, ?, ?)",
-                           arguments: [name, hash, Timestamp.now().microseconds])
+                           arguments: [name, hash, now().microseconds])
         }
     }
 
@@ -88,7 +92,7 @@ public struct AccountStore: Sendable {
 
     private func openSession(for userID: Int64) async throws -> SessionGrant {
         let token = Base64URL.encode(SecureRandom.bytes(count: 32))
-        let now = Timestamp.now().microseconds
+        let now = self.now().microseconds
         let expires = now + tokenLifetimeSeconds * 1_000_000
         try await metadata.write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE expires_at <= ?", arguments: [now])
@@ -111,7 +115,7 @@ public struct AccountStore: Sendable {
             ).map { ($0["id"], $0["name"], $0["expires_at"]) }
         }
         guard let row else { throw APIError.unauthorized("the session token is unknown or was revoked; sign in again") }
-        guard row.expires > Timestamp.now().microseconds else {
+        guard row.expires > now().microseconds else {
             throw APIError.unauthorized("the session token has expired; sign in again")
         }
         return Caller(userID: row.id, name: row.name)
