@@ -14,7 +14,7 @@ enum FileHandlers {
     static func open(_ request: fuse_req_t, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
         let reply = Reply(request)
         let flags = RequestArguments.openFlags(info)
-        let context = RequestArguments.context(request)
+        let context = RequestArguments.interruptibleContext(request)
         let operations = SessionState.of(request).operations
         let result = Result { () throws(Errno) in
             try operations.open(inode, flags: flags, context: context)

@@ -8,17 +8,22 @@ import SitefsCore
 /// the worker thread and is reused for its next request, so nothing may keep pointing into
 /// it once the callback has replied.
 enum RequestArguments {
-    /// Who asks, and whether they still wait: `interruption` asks libfuse whether the kernel
-    /// sent FUSE_INTERRUPT for this request (the waiting process got a signal). The core asks
-    /// only while it handles the request, on this thread, before the reply frees it.
+    /// Who asks.
     static func context(_ request: fuse_req_t) -> RequestContext {
+        guard let context = fuse_req_ctx(request) else { return RequestContext(uid: 0, gid: 0, pid: 0) }
+        return RequestContext(uid: context.pointee.uid, gid: context.pointee.gid, pid: context.pointee.pid)
+    }
+
+    /// Who asks, and whether they still wait: `interruption` asks libfuse whether the kernel
+    /// sent FUSE_INTERRUPT for this request (the waiting process got a signal). Only for the
+    /// requests that may wait long (an open that downloads), so the others allocate no
+    /// check. The core asks only while it handles the request, on this thread, before the
+    /// reply frees it.
+    static func interruptibleContext(_ request: fuse_req_t) -> RequestContext {
+        let asker = context(request)
         let probe = InterruptionProbe(request: request)
-        let isInterrupted: @Sendable () -> Bool = { fuse_req_interrupted(probe.request) != 0 }
-        guard let context = fuse_req_ctx(request) else {
-            return RequestContext(uid: 0, gid: 0, pid: 0, isInterrupted: isInterrupted)
-        }
-        return RequestContext(uid: context.pointee.uid, gid: context.pointee.gid, pid: context.pointee.pid,
-                              isInterrupted: isInterrupted)
+        return RequestContext(uid: asker.uid, gid: asker.gid, pid: asker.pid,
+                              isInterrupted: { fuse_req_interrupted(probe.request) != 0 })
     }
 
     /// The request pointer, carried into the core's interruption check. Sendable only in

@@ -16,12 +16,13 @@ public final class ItemCache: Sendable {
         /// Names as shown (site names made unique), in order.
         public var names: [String]
         public var identifiers: [ItemIdentifier]
-        public var fetchedAt: ContinuousClock.Instant
+        /// When the listing was stored, on the cache's clock: the cache stamps it
+        /// (`storeListing`, or the warm start), so a listing made elsewhere has no age yet.
+        var fetchedAt: ContinuousClock.Instant = .now
 
-        public init(names: [String], identifiers: [ItemIdentifier], fetchedAt: ContinuousClock.Instant = .now) {
+        public init(names: [String], identifiers: [ItemIdentifier]) {
             self.names = names
             self.identifiers = identifiers
-            self.fetchedAt = fetchedAt
         }
 
         public func identifier(named name: String) -> ItemIdentifier? {
