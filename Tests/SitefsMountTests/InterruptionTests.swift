@@ -9,8 +9,19 @@ import Testing
 @Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
 struct MountInterruptionTests {
     @Test func aSignalEndsAnOpenWaitingForASlowDownload() throws {
+        try signalEndsAnOpenWaitingForASlowDownload(as: nil)
+    }
+
+    /// The same with the daemon and the program run by an ordinary account, as users mount.
+    @Test(.enabled(if: TestAccount.canSwitchUsers, "needs root to make the test account"))
+    func aSignalEndsAnOpenWaitingForASlowDownloadAsAUser() throws {
+        try TestAccount.openFUSEToUsers()
+        try signalEndsAnOpenWaitingForASlowDownload(as: try TestAccount.named("sitefs-test-user"))
+    }
+
+    private func signalEndsAnOpenWaitingForASlowDownload(as account: TestAccount?) throws {
         // The stall timeout is far away: only the interrupt can end the wait.
-        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "300"], throughFaultProxy: true)
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "300"], throughFaultProxy: true, as: account)
         defer { fixture.tearDown() }
         let proxy = try #require(fixture.proxy)
         let made = try fixture.shell("echo 'first line' > Riverside/log.txt")
