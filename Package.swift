@@ -50,11 +50,22 @@ let package = Package(
         .target(name: "SitefsHTTPBackend", dependencies: ["SitefsHTTP", "SitefsProvider", "SitefsAPI"]),
         // The File Provider vocabulary: identifiers, items, pages, the backend protocol.
         .target(name: "SitefsProvider", dependencies: ["SitefsAPI"]),
-        // Local store: metadata cache, content copies, staging, the uploader.
+        // Local store: metadata cache, content copies and staging, the mount's clock.
         .target(
             name: "SitefsStore",
             dependencies: [
                 "SitefsProvider", "SitefsAPI", "CLinux",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The sync engine: what the mount shows that the server does not have yet, and how it
+        // gets there (the durable journal, uploads, deferred renames, conflicts, an editor's
+        // save folded into one version). `SyncEngine` is its whole interface toward the core.
+        .target(
+            name: "SitefsSync",
+            dependencies: [
+                "SitefsProvider", "SitefsAPI", "SitefsStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,7 +75,7 @@ let package = Package(
         .target(
             name: "SitefsCore",
             dependencies: [
-                "SitefsProvider", "SitefsStore", "SitefsAPI",
+                "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -81,7 +92,7 @@ let package = Package(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine", "CLinux", "SitefsStore",
+                "SitefsCommandLine", "CLinux", "SitefsSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -156,8 +167,15 @@ let package = Package(
         .testTarget(
             name: "SitefsCoreTests",
             dependencies: [
-                "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsAPI", "SitefsTestSupport",
+                "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI", "SitefsTestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "SitefsSyncTests",
+            dependencies: [
+                "SitefsSync", "SitefsStore", "SitefsProvider", "SitefsAPI", "SitefsTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

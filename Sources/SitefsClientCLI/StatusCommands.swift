@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SitefsStore
+import SitefsSync
 import SitefsCommandLine
 
 struct Status: ParsableCommand {
@@ -79,7 +79,7 @@ struct Sync: ParsableCommand {
 
 extension Sync {
     /// `\r`-redrawn: a bar over the bytes of the uploads in flight, and what is pending.
-    static func progressLine(_ uploads: Uploader.Status) -> String {
+    static func progressLine(_ uploads: SyncStatus) -> String {
         let progress = uploads.progress
         let sent = progress.reduce(Int64(0)) { $0 + $1.sent }, total = progress.reduce(Int64(0)) { $0 + $1.total }
         var line = "\r\u{1B}[K\(uploads.pending) pending"

@@ -1,6 +1,7 @@
 import Foundation
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 
 /// Polls the server's change feed and applies remote edits: metadata and listings are
 /// updated, and the kernel is told to drop what it cached, so a file added on the server
@@ -161,18 +162,18 @@ final class ChangeFeedPoller: @unchecked Sendable {
                        invalidating invalidations: inout Invalidations) -> Bool {
         let cache = filesystem.cache
         let table = filesystem.inodes
-        let item = filesystem.namespace.view(serverItem)  // renames not sent yet still show
+        let item = filesystem.sync.view(serverItem)  // renames not sent yet still show
         let known = cache.item(item.identifier)
         // A new file of that name is being created here: this is that create (its outcome
-        // brings the item in) or a file it will not overwrite (see LocalNamespace.complete).
+        // brings the item in) or a file it will not overwrite (see SyncEngine.complete).
         // Listing it now would show the name twice.
-        if known == nil, let parent = item.parent, filesystem.namespace.created(named: item.name, in: parent) != nil {
+        if known == nil, let parent = item.parent, filesystem.sync.createdItem(named: item.name, in: parent) != nil {
             return true
         }
         // A report older than our own upload's answer (the feed lags): the version it names
         // is the one that upload replaced. Opening the file would fetch it.
         if let known, known.version != item.version,
-           filesystem.uploader.replacedByOwnUpload(item.version, of: item.identifier) {
+           filesystem.sync.isSupersededByOwnUpload(item.version, of: item.identifier) {
             return true
         }
         guard case .stored(let previous, let moved) = cache.upsert(item, asOf: read) else { return false }

@@ -23,9 +23,9 @@ final class LocalCopy: @unchecked Sendable {
         case failed(Errno)
     }
 
-    /// Guards every field. Lock order: after `SitefsFilesystem.copies`, before the uploader's lock;
+    /// Guards every field. Lock order: after `SitefsFilesystem.copies`, before the sync engine's locks;
     /// never held across I/O that waits on a disk or a server (see `SitefsFilesystem`).
-    let condition = NSCondition()
+    let condition = OrderedCondition(rank: .copy)
     var identifier: ItemIdentifier
     let path: String
     var descriptor: Int32 = -1

@@ -1,6 +1,7 @@
 import SitefsProvider
 import SitefsStore
 import SystemPackage
+import SitefsSync
 
 extension SitefsFilesystem {
     public func lookup(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) -> Entry {
@@ -28,7 +29,7 @@ extension SitefsFilesystem {
         // The root always uses a full listing: site names are made unique over all sites.
         let cached: ItemCache.Listing?
         // So does a folder with changes made here that the server does not have yet.
-        if let folder, !namespace.touches(folder) { cached = cache.listing(of: folder) } else { cached = try listing(of: folder) }
+        if let folder, !sync.changesListing(of: folder) { cached = cache.listing(of: folder) } else { cached = try listing(of: folder) }
         if let cached {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import SystemPackage
 
 /// Extended attributes: the document metadata the sites need and each file's sync state on
@@ -57,13 +58,13 @@ extension SitefsFilesystem {
                 try checkController(context)
             case Self.settledStatusAttribute:
                 try checkController(context)
-                _ = uploader.waitUntilIdle(timeout: Self.settledStatusWait)
+                _ = sync.settle(timeout: Self.settledStatusWait)
             case Self.syncControl:
                 try checkController(context)
-                uploader.expedite()
+                sync.expedite()
             case Self.retryControl:
                 try checkController(context)
-                uploader.retryFailed()
+                sync.retryFailed()
             default:
                 throw .noData
             }
@@ -92,12 +93,12 @@ extension SitefsFilesystem {
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
         if inode == .root, name == Self.retryAttribute {
             try checkController(context)
-            uploader.retryFailed()
+            sync.retryFailed()
             return
         }
         if inode == .root, name == Self.syncAttribute {
             try checkController(context)
-            uploader.expedite()
+            sync.expedite()
             return
         }
         if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }  // read-only
@@ -121,16 +122,17 @@ extension SitefsFilesystem {
     /// swap file that stays on this machine).
     func syncState(of item: ProviderItem) -> String {
         let identifier = item.identifier
-        if uploader.isFailed(identifier) { return "failed" }
-        if uploader.isInFlight(identifier) { return "uploading" }
-        if uploader.hasPendingWork(identifier) || uploader.pendingRename(of: identifier) != nil { return "pending" }
+        let state = sync.state(of: identifier)
+        if state.hasFailed { return "failed" }
+        if state.isUploading { return "uploading" }
+        if state.hasPendingSave || state.hasPendingRename { return "pending" }
         if let copy = copies.withLock({ $0[identifier] }) {
             copy.condition.lock()
             let dirty = copy.dirty
             copy.condition.unlock()
             if dirty { return "pending" }
         }
-        if identifier.isLocal { return LocalOnlyNames.matches(item.name) ? "local" : "pending" }
+        if identifier.isLocal { return SyncEngine.keepsLocal(item.name) ? "local" : "pending" }
         if conflictCopies.withLock({ $0.contains(identifier) }) { return "conflict" }
         return "synced"
     }
@@ -140,7 +142,7 @@ extension SitefsFilesystem {
         /// Names of the files open now (once each).
         public var openFiles: [String]
         public var localCopies: Int
-        public var uploads: SitefsStore.Uploader.Status
+        public var uploads: SyncStatus
         public var knownItems: Int
 
         enum CodingKeys: String, CodingKey {
@@ -153,7 +155,7 @@ extension SitefsFilesystem {
 
     public var mountStatus: MountStatus {
         let open = Set(handles.openFiles.map(\.identifier)).map { cache.item($0)?.name ?? $0.description }.sorted()
-        return MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: uploader.status,
+        return MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: sync.status,
                     knownItems: cache.itemCount)
     }
 

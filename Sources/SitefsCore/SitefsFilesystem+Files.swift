@@ -2,6 +2,7 @@ import Foundation
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import SystemPackage
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ extension SitefsFilesystem {
                 // A new file was created on the server meanwhile: once that is reported, open the
                 // server's item, which the inode now stands for.
                 guard let identifier = inodes.identifier(of: inode) else { throw .staleNFSFileHandle }
-                if identifier.isLocal { _ = uploader.waitUntilIdle(identifier, timeout: .seconds(5)) }
+                if identifier.isLocal { _ = sync.settle(identifier, timeout: .seconds(5)) }
             } catch .interrupted where attempts < 3 && !context.interruption.isCancelled {
                 // The download this open waited for was given up by its own caller.
                 continue
@@ -41,7 +42,7 @@ extension SitefsFilesystem {
             return versions[item.identifier] == item.version
         }
         if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
-           uploader.latestSave(of: item.identifier) == nil {
+           sync.state(of: item.identifier).latestSave == nil {
             // Read-only and nothing local: ranged reads, pinned to this version.
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
@@ -72,13 +73,13 @@ extension SitefsFilesystem {
         let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: fileName,
                                 kind: .file, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
                                 version: "", capabilities: ProviderItem.localFileCapabilities)
-        namespace.addCreated(item)
+        sync.created(item)
         cache.upsert(item)
         let copy: LocalCopy
         do {
             copy = try materialize(item, truncate: true, writer: true)
         } catch {
-            namespace.removeCreated(item.identifier)
+            sync.creationAbandoned(item.identifier)
             cache.remove(item.identifier)
             throw error
         }
@@ -132,6 +133,9 @@ extension SitefsFilesystem {
     /// later openers wait for the first one's download; an unused clean copy is revalidated.
     private func prepare(_ copy: LocalCopy, for item: ProviderItem, isNew: Bool, wasUnused: Bool, truncate: Bool,
                          interruption: Cancellation) throws(Errno) {
+        // Asked before the copy's lock: whether a clean copy may be revalidated (a save of it
+        // still on its way means the copy is newer than the server).
+        let uploadPending = !isNew && !item.identifier.isLocal && !sync.state(of: item.identifier).isIdle
         copy.condition.lock()
         defer { copy.condition.unlock() }
         if isNew {
@@ -157,7 +161,7 @@ extension SitefsFilesystem {
             try copy.unshare(copying: false)
             guard ftruncate(copy.descriptor, 0) == 0 else { throw .ioError }
             copy.dirty = true
-        } else if wasUnused && !copy.dirty && !item.identifier.isLocal && uploader.isIdle(item.identifier) {
+        } else if wasUnused && !copy.dirty && !item.identifier.isLocal && !uploadPending {
             // A clean copy left from an earlier open: revalidate (usually a 304) before use.
             try revalidate(copy, against: item, interruption: interruption)
         }
@@ -173,7 +177,7 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
-        if let pending = uploader.latestSave(of: item.identifier) {
+        if let pending = sync.state(of: item.identifier).latestSave {
             // A save the server does not have yet, whose copy went with a restart: that save
             // is the file's content, and a new save builds on the version it was based on.
             guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {
@@ -185,7 +189,7 @@ extension SitefsFilesystem {
             return .success((descriptor, item.identifier.isLocal ? "" : pending.baseVersion ?? item.version))
         }
         if item.identifier.isLocal {
-            guard namespace.created(item.identifier) != nil, item.size == 0 else {
+            guard sync.createdItem(item.identifier) != nil, item.size == 0 else {
                 // Its upload finished meanwhile: the caller retries with the server's item.
                 close(descriptor)
                 Glibc.unlink(path)
@@ -327,14 +331,14 @@ extension SitefsFilesystem {
         }
         // A file only here is known by the namespace for sure (a listing may have refreshed
         // the cache without it); its job must name where to create it.
-        let known = copy.identifier.isLocal ? namespace.created(copy.identifier) ?? cache.item(copy.identifier)
+        let known = copy.identifier.isLocal ? sync.createdItem(copy.identifier) ?? cache.item(copy.identifier)
                                             : cache.item(copy.identifier)
         if copy.identifier.isLocal, known?.parent == nil {
             copy.condition.unlock()
             logger.error("cannot save \(copy.identifier): the new file's folder is unknown")
             throw .ioError
         }
-        if copy.identifier.isLocal, let known, LocalOnlyNames.matches(known.name) {
+        if copy.identifier.isLocal, let known, SyncEngine.keepsLocal(known.name) {
             copy.dirty = false  // a lock or swap file: its content lives in the local copy only
             copy.condition.unlock()
             return
@@ -361,13 +365,12 @@ extension SitefsFilesystem {
                 throw handle(error, "stage \(identifier)")
             }
             do {
-                try uploader.enqueue(Uploader.Job(identifier: identifier, name: known?.name ?? identifier.description,
-                                                  parent: known?.parent, stagedPath: staged, size: size,
-                                                  baseVersion: baseVersion, modified: modified))
+                try sync.saved(SaveRequest(identifier: identifier, name: known?.name ?? identifier.description,
+                                           parent: known?.parent, stagedPath: staged, size: size,
+                                           baseVersion: baseVersion, modified: modified))
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.
                 Glibc.unlink(staged)
-                logger.error("cannot record the save of \(identifier) in the upload journal: \(error)")
                 throw .ioError
             }
             return staged
@@ -383,7 +386,7 @@ extension SitefsFilesystem {
         copy.pendingModified = nil
         // Deleted while staging: `forgetDeleted` marks the copy before it cancels the item's
         // uploads, so either it cancels this job or this sees the mark.
-        if copy.unlinked { uploader.cancel(identifier) }
+        if copy.unlinked { sync.deleted(identifier) }
     }
 
     public func release(_ inode: InodeNumber, handle: HandleID, flags: Int32) {
@@ -405,7 +408,7 @@ extension SitefsFilesystem {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
-            guard copy.handles == 0, !copy.dirty, !copy.saving, uploader.isIdle(copy.identifier), copies[copy.identifier] === copy,
+            guard copy.handles == 0, !copy.dirty, !copy.saving, sync.state(of: copy.identifier).isIdle, copies[copy.identifier] === copy,
                   !copy.identifier.isLocal || copy.unlinked  // a file only here: the copy is its content
             else { return }
             copies[copy.identifier] = nil
@@ -413,33 +416,32 @@ extension SitefsFilesystem {
         }
     }
 
-    /// The uploader's report: metadata from the server's answer, the copy's base version
-    /// moved on, and the copy removed if nothing holds it any more.
-    func uploadFinished(_ outcome: Uploader.Outcome) {
-        let job = outcome.job
-        switch outcome {
-        case .uploaded(_, let item):
+    /// What reached the server: metadata from its answer, identities moved where a new file
+    /// became a server item, copies' base versions moved on, and copies nothing holds any
+    /// more removed. Called on an upload worker with no lock of the engine's held.
+    func apply(_ event: SyncEvent) {
+        switch event {
+        case .uploaded(let item, let base):
             // Not for a file deleted here while its upload was on its way: that answer would
             // bring the deleted name back into its folder's listing.
-            cache.upsertIfKnown(namespace.view(item))
-            if let copy = copies.withLock({ $0[job.identifier] }) {
+            cache.upsertIfKnown(item)
+            if let copy = copies.withLock({ $0[item.identifier] }) {
                 copy.condition.lock()
-                if copy.baseVersion == job.baseVersion { copy.baseVersion = item.version }
+                if copy.baseVersion == base { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
         case .conflicted(_, let original, let conflictCopy):
-            if let original { cache.upsertIfKnown(namespace.view(original)) }
+            if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
-        case .recreated(_, let item), .created(_, let item):
+        case .replaced(let former, let item):
             // The edit lives on under a server id: the open file and its inode follow it. The
             // new entry goes in before the old one goes, so a lookup meanwhile finds one.
-            let shown = cache.item(job.identifier)
-            if let inode = inodes.existingInode(for: job.identifier) { inodes.rebind(inode, to: item.identifier) }
-            rekeyCopy(from: job.identifier, to: item)
-            cache.upsert(namespace.view(item))
-            namespace.removeCreated(job.identifier)
-            cache.remove(job.identifier)
+            let shown = cache.item(former)
+            if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
+            rekeyCopy(from: former, to: item)
+            cache.upsert(item)
+            cache.remove(former)
             if let shown, !ItemName.same(shown.name, item.name) {
                 // Saved under a conflict name: the name it had shown belongs to the server's
                 // file, which the listing left out while this one was pending.
@@ -448,9 +450,22 @@ extension SitefsFilesystem {
             }
         case .failed:
             break  // the snapshot stays in the journal for `sitefs retry`
+        case .renamed(let item, let requested):
+            cache.upsert(item)
+            if !ItemName.same(item.name, requested.name) { invalidateEntry(in: requested.parent, named: requested.name) }
+        case .renameDropped(let identifier, let shown, let serverParent, let gone):
+            // The server keeps it where it was: what we showed is no longer true.
+            if gone { cache.remove(identifier) }
+            cache.forgetListing(of: shown.parent)
+            cache.forgetListing(of: serverParent)
+            invalidateEntry(in: shown.parent, named: shown.name)
         }
-        let current = outcome.item.flatMap { item in copies.withLock { $0[item.identifier] } }
-        if let copy = current ?? copies.withLock({ $0[job.identifier] }) { cleanUpIfDone(copy) }
+        for identifier in event.savedCopyCandidates {
+            if let copy = copies.withLock({ $0[identifier] }) {
+                cleanUpIfDone(copy)
+                break
+            }
+        }
     }
 
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
@@ -503,7 +518,7 @@ extension SitefsFilesystem {
             // it is applied after that upload (which would otherwise set the server's time).
             // A file only here keeps it on its copy until its first upload.
             let local = item.identifier.isLocal
-            let pending = copy.dirty || uploader.applyModified(timestamp, to: item.identifier) || local
+            let pending = copy.dirty || sync.modificationTimeSet(timestamp, of: item.identifier) || local
             if copy.dirty || local { copy.pendingModified = timestamp }
             if pending {
                 var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),
@@ -518,7 +533,7 @@ extension SitefsFilesystem {
         }
         do {
             let updated = try backend.update(item.identifier, ItemChanges(modified: timestamp), baseVersion: nil)
-            cache.upsertIfKnown(namespace.view(updated))  // not if deleted here meanwhile
+            cache.upsertIfKnown(sync.view(updated))  // not if deleted here meanwhile
             return updated
         } catch {
             throw handle(error, "set mtime of \(item.name)", dropping: item.identifier)

@@ -3,6 +3,7 @@ import Logging
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import Synchronization
 import SystemPackage
 
@@ -18,12 +19,12 @@ import SystemPackage
 ///    the network, staging, an fsync or a journal commit. `save` marks the copy `saving`
 ///    and stages and journals with the lock released, so `stat` (which takes this lock)
 ///    is answered during a save; what changes the content waits for `saving` instead.
-/// 3. The uploader's `condition` (`Uploader`): asked under a copy's lock by `attributes`,
-///    `prepare`, cleanup and a set modification time. The uploader reports outcomes with
-///    its own lock released, so it never takes a copy's lock under it.
+/// 3. The sync engine's locks (`SyncEngine`): asked under a copy's lock by cleanup and a
+///    set modification time. The engine reports outcomes (`SyncEvent`) with its locks
+///    released, so it never takes a copy's lock under its own.
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
-/// (whose writes to the metadata database are queued in memory), `LocalNamespace`,
-/// `openedVersions`, `conflictCopies`, `invalidator`, `savePause`.
+/// (whose writes to the metadata database are queued in memory), `openedVersions`,
+/// `conflictCopies`, `invalidator`, `savePause`.
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let backend: any DocumentBackend
     let configuration: FilesystemConfiguration
@@ -35,9 +36,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let handles = HandleTable()
     let content: ContentDirectory
     /// Lock order: first (see the type's documentation), before any copy's `condition`.
-    let copies = Mutex<[ItemIdentifier: LocalCopy]>([:])
-    /// Files created and renames made here that the server does not have yet.
-    let namespace = LocalNamespace()
+    let copies = OrderedMutex<[ItemIdentifier: LocalCopy]>([:], rank: .copies)
     /// The version each file had when last opened: opening the same version again lets the
     /// kernel keep the pages it cached (a second `cat` is served from memory). Any other
     /// version drops them; remote changes also invalidate through the change feed.
@@ -46,7 +45,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
     /// The signed-in user (conflict copies' names, new files' creator).
     let userName: String
-    private(set) var uploader: Uploader!
+    /// Everything the server does not have yet, and its way there: the core's only way to
+    /// the uploads, the journal and what the mount shows of them.
+    private(set) var sync: SyncEngine!
     let invalidator = Mutex<(any KernelCacheInvalidator)?>(nil)
     let startedAt = AttributeMapping.timespec(.now())
     /// Started once the mount is live (`mounted`).
@@ -68,45 +69,30 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata, clock: configuration.clock)
         // Resumes saves an earlier run of this cache dir did not finish.
-        uploader = try Uploader(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
-                                parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay, userName: userName,
-                                unlinker: content.unlinker, clock: configuration.clock, logger: logger) { [weak self] outcome in
-            self?.uploadFinished(outcome)
+        sync = try SyncEngine(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
+                              parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay,
+                              renamesWait: configuration.namespaceWait, userName: userName, unlinker: content.unlinker,
+                              clock: configuration.clock, logger: logger)
+        content.removeLeftovers(keeping: sync.stagedPaths)
+        // After a restart: files created and renames made before it, still in the journal,
+        // are shown again where the user left them.
+        for item in sync.restored.created { cache.upsert(item) }
+        for identifier in sync.restored.moved {
+            if let known = cache.item(identifier) { cache.upsert(sync.view(known)) }
         }
-        uploader.onRenameOutcome = { [weak self] outcome in self?.renameFinished(outcome) }
-        content.removeLeftovers(keeping: uploader.stagedPaths)
-        restorePendingNamespace()
-        uploader.start(parallelism: uploadParallelism)
+        sync.start { [weak self] event in self?.apply(event) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
     }
 
-    /// After a restart: files created and renames made before it, still in the journal, are
-    /// shown again where the user left them.
-    private func restorePendingNamespace() {
-        for job in uploader.pendingCreations {
-            guard let parent = job.parent else { continue }
-            let now = Timestamp.now()
-            let item = ProviderItem(identifier: job.identifier, parent: parent, name: job.name, kind: .file, size: job.size,
-                                    created: now, modified: job.modified ?? now, createdBy: userName, modifiedBy: userName,
-                                    version: "", capabilities: ProviderItem.localFileCapabilities)
-            namespace.addCreated(item)
-            cache.upsert(item)
-        }
-        for rename in uploader.pendingRenames {
-            namespace.setMoved(rename.identifier, to: (rename.parent, rename.name))
-            if let known = cache.item(rename.identifier) { cache.upsert(namespace.view(known)) }
-        }
-    }
-
     /// Upload state for `sitefs status` / `sitefs sync`.
-    public var uploadStatus: Uploader.Status { uploader.status }
+    public var uploadStatus: SyncStatus { sync.status }
 
     /// Blocks until every save and rename reached the server, or the timeout passed (what
     /// waits out the settle delay is sent at once); then until the files they left to delete
     /// (large confirmed copies and snapshots go in the background) are gone, so at unmount the
     /// cache directory is left tidy. (`sitefs sync` waits for the uploads only.)
     public func waitForUploads(timeout: Duration) -> Bool {
-        guard uploader.waitUntilIdle(timeout: timeout) else { return false }
+        guard sync.settle(timeout: timeout) else { return false }
         content.unlinker.drain()
         return true
     }
@@ -130,7 +116,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
         if identifier.isLocal {
             // Only this mount knows it (until its upload creates it on the server).
-            guard let item = namespace.created(identifier) ?? cache.item(identifier) else { throw .noSuchFileOrDirectory }
+            guard let item = sync.createdItem(identifier) ?? cache.item(identifier) else { throw .noSuchFileOrDirectory }
             return item
         }
         if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
@@ -138,7 +124,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         defer { cache.endRead(read) }
         let item: ProviderItem
         do throws(ProviderError) {
-            item = namespace.view(try backend.item(identifier))
+            item = sync.view(try backend.item(identifier))
         } catch where error.isTransient {
             // Offline: what we knew is better than an error for browsing.
             if let known = cache.item(identifier) { return known }
@@ -181,7 +167,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             token = page.next
         } while token != nil
         if folder == nil { names = SiteNames.unique(names, identifiers) }
-        if let folder { (names, identifiers) = namespace.complete(names: names, identifiers: identifiers, of: folder) }
+        if let folder { (names, identifiers) = sync.complete(names: names, identifiers: identifiers, of: folder) }
         let listing = ItemCache.Listing(names: names, identifiers: identifiers)
         guard let fetch else {
             cache.storeListing(listing, of: key)
@@ -233,7 +219,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             for reason in page.refused {
                 logger.warning("list \(folder?.description.debugDescription ?? "sites"): an entry is left out: \(reason)")
             }
-            let items = namespace.view(page: page.items, of: folder)
+            let items = sync.view(page: page.items, of: folder)
             cache.store(items, asOf: read)
             return (items.map(\.name), items.map(\.identifier), page.next)
         } catch {
@@ -260,15 +246,19 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     // MARK: Entries and attributes
 
     func attributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
-        if item.kind == .file, let copy = copies.withLock({ $0[item.identifier] }) {
+        guard item.kind == .file else { return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration) }
+        // Asked before the copy's lock is taken: `stat` never waits on the engine's lock
+        // while holding a copy's.
+        let state = item.identifier.isLocal ? nil : sync.state(of: item.identifier)
+        if let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
             defer { copy.condition.unlock() }
             if case .ready = copy.state,
-               copy.dirty || copy.writers > 0 || item.identifier.isLocal || uploader.hasPendingWork(item.identifier) {
+               copy.dirty || copy.writers > 0 || item.identifier.isLocal || state?.hasPendingSave == true {
                 return AttributeMapping.attributes(inode: inode, item: item, size: copy.size(), modified: copy.modificationTime(),
                                                    configuration: configuration)
             }
-        } else if item.kind == .file, !item.identifier.isLocal, let pending = uploader.latestSave(of: item.identifier) {
+        } else if let pending = state?.latestSave {
             // A save not on the server yet and no copy open (after a restart): the file is
             // what was saved, not what the server still has.
             return AttributeMapping.attributes(inode: inode, item: item, size: pending.size,
@@ -330,9 +320,15 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         metadata.markCleanShutdown()
     }
 
+    /// How many requests are blocked waiting for an upload (a rename or delete of a new file
+    /// waiting for its create): tests wait for one to get there.
+    public var requestsWaitingForUploads: Int { sync.settling }
+
     deinit {
         poller?.stop()
-        uploader.shutdown()
+        // Workers waiting out a retry's backoff return at once; one sending may take longer,
+        // and is not waited for past this.
+        sync.shutdown(waitingUpTo: .seconds(2))
     }
 
     public func forget(_ inode: InodeNumber, lookups: UInt64) {

@@ -43,7 +43,7 @@ public final class MountClock: Sendable {
 
     /// Waits on `condition` (locked by the caller) until it is signalled or `deadline` has
     /// come on this clock. Returns like `NSCondition.wait(until:)`: the caller checks again.
-    public func wait(on condition: NSCondition, until deadline: ContinuousClock.Instant) {
+    package func wait(on condition: OrderedCondition, until deadline: ContinuousClock.Instant) {
         guard isManual else {
             _ = condition.wait(until: Date().addingTimeInterval(max(0.001, ContinuousClock.now.duration(to: deadline).seconds)))
             return
@@ -60,4 +60,9 @@ public final class MountClock: Sendable {
             Thread.sleep(forTimeInterval: max(0.001, left))
         }
     }
+}
+
+extension Duration {
+    /// As fractional seconds, for Foundation's time APIs.
+    package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

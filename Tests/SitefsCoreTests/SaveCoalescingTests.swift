@@ -2,6 +2,7 @@ import Foundation
 import SitefsCore
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import SystemPackage
 import Synchronization
 import SitefsTestSupport
@@ -107,8 +108,8 @@ import Testing
             #expect(try harness.readAll(inode) == Array("owner: anna".utf8), "\(name)")
             #expect(try harness.xattr(inode, "user.sitefs.state") == "local")
         }
+        // Settled means nothing is queued: a lock file journaled would have been sent by now.
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
-        usleep(200_000)
         #expect(harness.backend.calls("createFile") == 0)
         #expect(harness.backend.node(named: ".~lock.doc.odt#", in: site) == nil)
         #expect(try harness.list(siteInode).map(\.name.description).contains(".~lock.doc.odt#"))
@@ -173,7 +174,7 @@ import Testing
             result.withLock { $0 = outcome }
         }
         unlinker.start()
-        usleep(300_000)
+        #expect(eventually { second.filesystem.requestsWaitingForUploads == 1 })  // waiting for the create
         second.backend.holdRenames(false)
         let deadline = Date().addingTimeInterval(20)
         while result.withLock({ $0 }) == nil && Date() < deadline { usleep(10_000) }
@@ -289,8 +290,7 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while backend.calls("modifyContent") == 0 && Date() < deadline { usleep(10_000) }  // retrying now
         first!.filesystem.unmounting()
-        first = nil  // the core goes: its uploader stops while the upload is retrying
-        usleep(500_000)
+        first = nil  // the core goes: its workers stop (and are waited for) while the upload is retrying
         backend.fail(with: nil)
         let second = try CoreHarness(writeBackDelay: .seconds(30), backend: backend, cacheDirectory: cacheDirectory)
         #expect(second.filesystem.uploadStatus.failed.isEmpty)
@@ -357,7 +357,7 @@ import Testing
         try harness.write(inode, handle: handle, [UInt8](repeating: 7, count: 10_000))
         harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
         let deadline = Date().addingTimeInterval(10)
-        var progress: [Uploader.Status.Progress] = []
+        var progress: [SyncStatus.Progress] = []
         while progress.first?.sent != 5_000 && Date() < deadline {
             usleep(10_000)
             progress = harness.filesystem.uploadStatus.progress

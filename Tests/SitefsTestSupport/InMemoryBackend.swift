@@ -46,6 +46,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var holdDeletes = false
         /// Listing calls after this many fail as unreachable (until cleared).
         public var listingsBeforeFailing: Int?
+        /// Listing calls failed because of `failListings`, so far.
+        public var listingsRefused = 0
         /// Actions run once, in the next call of that name (`children`, `changes`, `item`,
         /// `modifyContent`), after its answer is decided and before it is given: what happens
         /// here and on the server while that answer is on its way.
@@ -65,6 +67,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
     public func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
     /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
     public func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
+    /// How many listing calls `failListings` has failed: a test knows a failure was decided.
+    public var listingsRefused: Int { state.withLock { $0.listingsRefused } }
     /// Runs `action` in the next listing call, after its page is taken, before it is answered.
     public func duringNextListing(_ action: @escaping @Sendable () -> Void) { duringNext("children", action) }
     /// Runs `action` once in the next call named `call`, after its answer is decided and
@@ -204,7 +208,10 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         if let crafted = state.withLock({ $0.craftedChildren }) { return crafted(token) }
         let served = try state.withLock { state throws(ProviderError) -> Page in
             if let allowed = state.listingsBeforeFailing {
-                guard allowed > 0 else { throw .unreachable("listing failed on purpose") }
+                guard allowed > 0 else {
+                    state.listingsRefused += 1
+                    throw .unreachable("listing failed on purpose")
+                }
                 state.listingsBeforeFailing = allowed - 1
             }
             guard state.nodes[folder] != nil else { throw .notFound }

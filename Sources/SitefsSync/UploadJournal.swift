@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 /// The durable record of saves not yet confirmed by the server (`CACHE_DIR/journal.sqlite`,
 /// WAL, synchronous=FULL). A save is committed here, after its snapshot was fsynced, before

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SitefsProvider
 import SitefsStore
+@testable import SitefsSync
 import SitefsTestSupport
 import Testing
 

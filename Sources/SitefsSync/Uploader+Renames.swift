@@ -1,6 +1,7 @@
 import Foundation
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 /// Renames of server files made on the mount, queued like saves so that an editor's
 /// rename-away within the settle delay can still fold into a new version (see RenameAttempt).

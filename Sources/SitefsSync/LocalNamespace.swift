@@ -1,6 +1,6 @@
 import SitefsAPI
 import SitefsProvider
-import Synchronization
+import SitefsStore
 
 /// What the mount shows that the server does not have yet: files created here and not
 /// uploaded (local identifiers), and renames of server files still waiting out the settle
@@ -14,7 +14,7 @@ final class LocalNamespace: Sendable {
         var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State(), rank: .namespace)
 
     // MARK: Files created here
 

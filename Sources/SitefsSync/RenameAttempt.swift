@@ -1,6 +1,7 @@
 import Foundation
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 extension Uploader {
     /// Applies one deferred rename on the server, retrying transient failures like uploads.

@@ -1,6 +1,7 @@
 import Foundation
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 extension Uploader {
     /// Uploads one save, resolving what the server says without losing the edit:

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 /// Uploads saved content in the background, so close() never waits for the network, from
 /// a durable journal, so no save is lost when the daemon dies.
@@ -19,7 +20,7 @@ import SitefsProvider
 ///
 /// Renames of server files are queued here too (see RenameAttempt), ahead of uploads that
 /// create files: a new file may take the name a queued rename frees.
-public final class Uploader: @unchecked Sendable {
+final class Uploader: @unchecked Sendable {
     let backend: any DocumentBackend
     let logger: Logger
     /// Shown in conflict copies' names.
@@ -31,7 +32,7 @@ public final class Uploader: @unchecked Sendable {
     private let onOutcome: @Sendable (Outcome) -> Void
     /// Set once by the filesystem before any rename is queued.
     public var onRenameOutcome: (@Sendable (RenameOutcome) -> Void)?
-    let condition = NSCondition()
+    let condition = OrderedCondition(rank: .uploader)
     // Guarded by `condition`:
     var queued: [ItemIdentifier: Job] = [:]
     var order: [ItemIdentifier] = []
@@ -76,6 +77,10 @@ public final class Uploader: @unchecked Sendable {
     let retiredCreationsKept: Duration
     var stopping = false
     private var threads: [Thread] = []
+    /// Workers that have not returned yet (`shutdown` may wait for them).
+    private var liveWorkers = 0
+    /// Callers blocked in `waitUntilIdle` (tests wait for a caller to get there).
+    var settleWaiters = 0
     /// Workers waiting in `next()`: when each waiting with a deadline wakes by itself, by
     /// worker index, and how many wait without one.
     private var wakeTimes: [Int: ContinuousClock.Instant] = [:]
@@ -102,6 +107,9 @@ public final class Uploader: @unchecked Sendable {
 
     /// Starts the upload threads (after the filesystem has read what was resumed).
     public func start(parallelism: Int) {
+        condition.lock()
+        liveWorkers += max(1, parallelism)
+        condition.unlock()
         for index in 0..<max(1, parallelism) {
             // Each thread holds the uploader until `shutdown()` lets it return.
             let thread = Thread { self.work(worker: index) }
@@ -290,7 +298,7 @@ public final class Uploader: @unchecked Sendable {
         return mayBeOnServerLocked(identifier)
     }
 
-    private func mayBeOnServerLocked(_ identifier: ItemIdentifier) -> Bool {
+    func mayBeOnServerLocked(_ identifier: ItemIdentifier) -> Bool {
         // A queued save resumed from the journal (or standing in for one as its successor)
         // may have been created by the run before, killed before the answer arrived.
         inFlight[identifier] != nil || queued[identifier].map { $0.resumed || $0.predecessor != nil } == true
@@ -399,11 +407,23 @@ public final class Uploader: @unchecked Sendable {
         return true
     }
 
-    public func shutdown() {
+    /// Stops the workers after the work in hand (a retry waiting out its backoff ends at
+    /// once); what is unsent stays in the journal. Waits up to `wait` for them to return:
+    /// false if some had not by then.
+    @discardableResult
+    public func shutdown(waitingUpTo wait: Duration = .zero) -> Bool {
+        let deadline = Date().addingTimeInterval(wait.seconds)
         condition.lock()
+        defer { condition.unlock() }
         stopping = true
         condition.broadcast()
-        condition.unlock()
+        // Called on a worker (the last reference to the mount dropped as it reported): that
+        // worker returns after this, so it is not waited for.
+        let own = threads.contains { $0 === Thread.current } ? 1 : 0
+        while liveWorkers > own {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
     }
 
     // MARK: Workers
@@ -414,6 +434,12 @@ public final class Uploader: @unchecked Sendable {
     }
 
     private func work(worker: Int) {
+        defer {
+            condition.lock()
+            liveWorkers -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
         while let work = next(worker: worker) {
             switch work {
             case .upload(let job):
@@ -595,9 +621,4 @@ public final class Uploader: @unchecked Sendable {
         defer { condition.unlock() }
         return stopping
     }
-}
-
-extension Duration {
-    /// As fractional seconds, for Foundation's time APIs.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 /// What the uploader holds, for the filesystem (a file's state, a new file's content after a
 /// restart) and for `sitefs status`/`sitefs sync`. Each read takes `condition`.
@@ -43,27 +44,19 @@ extension Uploader {
         return retiredCreations[identifier] != nil
     }
 
-    /// True when the item has no save queued or in flight.
-    public func isIdle(_ identifier: ItemIdentifier) -> Bool {
+    /// Where the item stands, read under one lock.
+    func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()
         defer { condition.unlock() }
-        return queued[identifier] == nil && inFlight[identifier] == nil
-    }
-
-    public func hasPendingWork(_ identifier: ItemIdentifier) -> Bool { !isIdle(identifier) }
-
-    /// True when its last save failed for good (kept for `sitefs retry`).
-    public func isFailed(_ identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return failures[identifier] != nil && queued[identifier] == nil
-    }
-
-    /// True when its save has been sent and the answer is awaited.
-    public func isInFlight(_ identifier: ItemIdentifier) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inFlight[identifier] != nil
+        let latest = queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        return ItemSyncState(
+            latestSave: latest.map { PendingSave(stagedPath: $0.stagedPath, size: $0.size, modified: $0.modified,
+                                                 baseVersion: $0.baseVersion) },
+            hasPendingSave: queued[identifier] != nil || inFlight[identifier] != nil,
+            isUploading: inFlight[identifier] != nil,
+            hasFailed: failures[identifier] != nil && queued[identifier] == nil,
+            hasPendingRename: renames[identifier] != nil || renamesInFlight[identifier] != nil,
+            mayBeOnServer: mayBeOnServerLocked(identifier))
     }
 
     /// Waits until nothing is queued or in flight (for `identifier`, or at all), saves and
@@ -86,7 +79,10 @@ extension Uploader {
                 queued[$0] != nil || inFlight[$0] != nil || reporting[$0] != nil || renames[$0] != nil || renamesInFlight[$0] != nil
             } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty)
             if !busy { return true }
-            if !condition.wait(until: deadline) { return false }
+            settleWaiters += 1
+            let woken = condition.wait(until: deadline)
+            settleWaiters -= 1
+            if !woken { return false }
         }
     }
 

@@ -1,5 +1,6 @@
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 extension Uploader {
     /// One saved snapshot of a file waiting to reach the server.
@@ -106,58 +107,8 @@ extension Uploader {
         case renamed(RenameJob, ProviderItem)
         case dropped(RenameJob, ProviderError)
     }
+}
 
-    public struct Status: Sendable, Codable {
-        public var pending: Int
-        public var uploading: [String]
-        /// Per upload in flight: bytes sent of the total.
-        public var progress: [Progress]
-        public var failed: [Failure]
-        public var conflicts: [Conflict]
-        /// Uploads wait because the server wants a new sign-in (`sitefs login`).
-        public var signInRequired: Bool
-
-        public struct Progress: Sendable, Codable {
-            public var name: String
-            public var sent: Int64
-            public var total: Int64
-        }
-
-        public struct Failure: Sendable, Codable {
-            public var name: String
-            public var reason: String
-        }
-
-        public struct Conflict: Sendable, Codable {
-            public var name: String
-            public var savedAs: String
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case pending, uploading, progress, failed, conflicts
-            case signInRequired = "sign_in_required"
-        }
-
-        public init(pending: Int, uploading: [String], progress: [Progress], failed: [Failure], conflicts: [Conflict],
-                    signInRequired: Bool) {
-            self.pending = pending
-            self.uploading = uploading
-            self.progress = progress
-            self.failed = failed
-            self.conflicts = conflicts
-            self.signInRequired = signInRequired
-        }
-
-        /// Read by `sitefs status` from the daemon; a daemon older than the client sends no
-        /// `progress` (then only the names in `uploading` are known).
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            pending = try c.decode(Int.self, forKey: .pending)
-            uploading = try c.decode([String].self, forKey: .uploading)
-            progress = try c.decodeIfPresent([Progress].self, forKey: .progress) ?? []
-            failed = try c.decode([Failure].self, forKey: .failed)
-            conflicts = try c.decode([Conflict].self, forKey: .conflicts)
-            signInRequired = try c.decode(Bool.self, forKey: .signInRequired)
-        }
-    }
+extension Uploader {
+    typealias Status = SyncStatus
 }
