@@ -1,0 +1,11 @@
+"""scripts/bench: what tests must not time, each case against a baseline taken in the same run.
+
+Modules, each with one job:
+- settings: the options (environment variables) and the sizes they imply;
+- procs: processes and /proc readings (alive, stop, kill a tree, RSS, CPU seconds);
+- world: the bench's world: build, seed, the server, sign-in, the mount, the API helpers;
+- measure: timing a command, medians, per-operation daemon figures, the result rows;
+- cases: the cases, each a function of the world and the recorder;
+- report: the table, the JSON result file kept per run, and comparing two runs;
+- cli: `run` (default), `compare`, `list`.
+"""

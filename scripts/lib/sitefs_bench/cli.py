@@ -1,0 +1,128 @@
+"""`scripts/bench [run]`, `scripts/bench compare A.json B.json`, `scripts/bench list`."""
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from . import procs, report
+from .cases import all_cases
+from .measure import BenchFailure, Recorder, log
+from .settings import Settings, SettingsError
+from .world import World
+
+USAGE = """Options of a run are environment variables:
+  SITEFS_BENCH_CONFIG      release (default) or debug
+  SITEFS_BENCH_RUNS        runs per case, medians reported (default 3)
+  SITEFS_BENCH_QUICK       1: smaller sizes for a smoke run (1k/10k files, 32 MiB, 100 creates)
+  SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
+  SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
+                           ls-empty stat head read write create-rm sed rename edit
+  SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split
+  SITEFS_BENCH_KEEP        1: keep the temporary directory (logs) after the run
+  SITEFS_BENCH_RESULTS     where each run's JSON is kept (default bench-results/ in the repository)
+"""
+
+
+class Terminated(Exception):
+    pass
+
+
+def main(repository):
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__, epilog=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("run", help="run the cases (the default)")
+    compare = commands.add_parser("compare", help="print two kept runs side by side")
+    compare.add_argument("a", type=Path)
+    compare.add_argument("b", type=Path)
+    listing = commands.add_parser("list", help="list the kept runs")
+    listing.add_argument("directory", type=Path, nargs="?")
+    args = parser.parse_args()
+
+    try:
+        settings = Settings.from_environment(repository)
+    except SettingsError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 2
+    if args.command == "compare":
+        try:
+            report.compare(args.a, args.b)
+        except (OSError, ValueError) as error:
+            print(f"bench: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.command == "list":
+        report.list_runs(args.directory or settings.results_dir)
+        return 0
+    return run(settings, repository)
+
+
+def run(settings, repository):
+    """Builds, seeds, serves, mounts and runs each case; prints the table and keeps the JSON.
+    A missed target is a report, not a failure: non-zero only when something broke."""
+    def terminate(signum, frame):
+        raise Terminated()
+    signal.signal(signal.SIGTERM, terminate)
+    os.umask(0o077)
+    started = time.perf_counter()
+    result = report.new_result(settings, repository)
+    result["load_before"] = procs.load_average()  # other work on the machine makes the numbers noisy
+    world = World(settings, repository)
+    recorder = Recorder()
+    status = 0
+    try:
+        world.build()
+        world.make_seed()
+        world.import_and_serve()
+        for option, name, case in all_cases(settings):
+            if option not in settings.cases:
+                continue
+            log(f"case: {name} (load average {procs.load_average().split()[0]})")
+            try:
+                case(world, recorder)
+            except (BenchFailure, OSError, ValueError, KeyError) as error:
+                print(f"bench: {name}: {error}", file=sys.stderr)
+                daemon_log = world.work / "daemon.log"
+                if daemon_log.exists():
+                    tail = daemon_log.read_text(errors="replace").splitlines()[-8:]
+                    print("bench: the daemon log ends with:\n" + "\n".join(tail), file=sys.stderr)
+                result["broken"].append(name)
+                recorder.failed(name, f"see the error above ({type(error).__name__})")
+                try:
+                    world.unmount()
+                except BenchFailure as unmount_error:
+                    print(f"bench: {unmount_error}", file=sys.stderr)
+        try:
+            world.unmount()
+        except BenchFailure as error:
+            print(f"bench: {error}", file=sys.stderr)
+            result["broken"].append("final unmount")
+    except BenchFailure as error:
+        print(f"bench: {error}", file=sys.stderr)
+        result["broken"].append("setup")
+        status = 1
+    except KeyboardInterrupt:
+        print("bench: interrupted", file=sys.stderr)
+        status = 130
+    except Terminated:
+        print("bench: terminated", file=sys.stderr)
+        status = 143
+    finally:
+        if not world.close():
+            status = status or 1
+    result["seed_seconds"] = world.seed_seconds
+    result["total_seconds"] = time.perf_counter() - started
+    result["load_after"] = procs.load_average()
+    result["rows"] = recorder.rows
+    if status in (130, 143):
+        return status
+    report.print_run(result)
+    path = report.save(result, settings.results_dir)
+    print(f"\nkept: {path} (compare two runs: scripts/bench compare A.json B.json)")
+    if result["broken"]:
+        print(f"\nbroken: {' '.join(result['broken'])}")
+        return 1
+    return status

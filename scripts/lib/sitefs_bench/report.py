@@ -1,0 +1,186 @@
+"""The results of a run: the table printed at the end, the JSON file kept per run, and
+comparing two kept runs side by side."""
+
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+SCHEMA = 1
+
+
+def seconds_text(seconds, size_bytes=None):
+    if seconds is None:
+        return ""
+    text = f"{seconds:.3f} s"
+    if size_bytes:
+        text += f" {size_bytes / 1048576 / seconds:5.0f} MiB/s"
+    return text
+
+
+def measured_text(row):
+    if row["kind"] == "figure":
+        return f"{row['value']} {row['unit']}"
+    if row["kind"] == "failed":
+        return "-"
+    return seconds_text(row["measured_seconds"], row.get("bytes"))
+
+
+def baseline_text(row):
+    if row["kind"] == "figure":
+        return "" if row.get("baseline_value") is None else f"{row['baseline_value']} {row['unit']}"
+    if row["kind"] == "failed":
+        return ""
+    return seconds_text(row["baseline_seconds"], row.get("bytes"))
+
+
+def table(lines, right_aligned):
+    """Columns padded to their widest cell; trailing spaces dropped."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = []
+    for line in lines:
+        cells = []
+        for i, cell in enumerate(line):
+            if i == len(line) - 1:
+                cells.append(cell)
+            elif i in right_aligned:
+                cells.append(cell.rjust(widths[i]))
+            else:
+                cells.append(cell.ljust(widths[i]))
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def print_run(result):
+    quick = "quick sizes" if result["quick"] else "full sizes"
+    print()
+    print(f"sitefs bench: {result['config']} build, {result['runs']} runs per case (medians), {quick}, "
+          f"{result['cpus']} CPUs, {result['started']}, commit {result['commit']}")
+    print(f"seed import: {result['seed_seconds']:.1f} s; whole run: {result['total_seconds']:.0f} s. "
+          "Ratio: measured / baseline time; % rows: throughput as a share of the baseline's.")
+    print("Notes: daemon CPU seconds per operation (median), daemon peak RSS, server requests per operation "
+          "(median, change-feed polls excluded).")
+    print(f"Load average (1/5/15 min) when the bench started: {result['load_before']}; at the end (the bench's own "
+          f"load included): {result['load_after']}.")
+    print()
+    lines = [["case", "median", "baseline (same run)", "median", "ratio", "target", "result", "notes"]]
+    for row in result["rows"]:
+        lines.append([row["case"], measured_text(row), row["baseline"], baseline_text(row), row["ratio_text"],
+                      row["target"], row["result"], row["notes"]])
+    print(table(lines, right_aligned={1, 3, 4}))
+
+
+def git_commit(repository):
+    try:
+        commit = subprocess.run(["git", "-C", str(repository), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repository), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return (commit or "unknown") + ("+changes" if dirty else "")
+
+
+def new_result(settings, repository):
+    return {
+        "schema": SCHEMA,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": git_commit(repository),
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "config": settings.config,
+        "runs": settings.runs,
+        "quick": settings.quick,
+        "cases": settings.cases,
+        "mount_args": settings.mount_args,
+        "rows": [],
+        "broken": [],
+    }
+
+
+def save(result, directory):
+    """Writes the run's JSON beside the earlier ones (never overwriting one); returns its path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = result["started"].replace(":", "").replace("-", "")
+    path = directory / f"{stem}-{result['config']}{'-quick' if result['quick'] else ''}.json"
+    counter = 2
+    while path.exists():
+        path = directory / f"{stem}-{result['config']}-{counter}.json"
+        counter += 1
+    with open(path, "x") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    return path
+
+
+def load(path):
+    with open(path) as f:
+        result = json.load(f)
+    if result.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: not a sitefs bench result of schema {SCHEMA}")
+    return result
+
+
+def list_runs(directory):
+    paths = sorted(Path(directory).glob("*.json"))
+    if not paths:
+        print(f"no runs kept in {directory}")
+        return
+    lines = [["file", "started", "commit", "config", "runs", "sizes", "cases failed"]]
+    for path in paths:
+        try:
+            r = load(path)
+        except (ValueError, json.JSONDecodeError, OSError) as error:
+            lines.append([path.name, f"unreadable: {error}", "", "", "", "", ""])
+            continue
+        lines.append([path.name, r["started"], r["commit"], r["config"], str(r["runs"]), "quick" if r["quick"] else "full",
+                      " ".join(r["broken"]) or "-"])
+    print(table(lines, right_aligned={4}))
+
+
+def row_key(row):
+    """Rows of two runs are matched by their case and baseline labels."""
+    return (row["case"], row["baseline"])
+
+
+def compare(a_path, b_path):
+    """Prints two runs side by side: each row's median and ratio in both, and how the
+    measured median changed (B / A: below 1 is faster)."""
+    a, b = load(a_path), load(b_path)
+    print(f"A: {a_path} ({a['started']}, commit {a['commit']}, {a['config']}, {'quick' if a['quick'] else 'full'} sizes)")
+    print(f"B: {b_path} ({b['started']}, commit {b['commit']}, {b['config']}, {'quick' if b['quick'] else 'full'} sizes)")
+    if a["quick"] != b["quick"] or a["config"] != b["config"]:
+        print("note: the runs differ in sizes or build configuration; their figures are not comparable one to one")
+    print()
+    b_rows = {row_key(row): row for row in b["rows"]}
+    lines = [["case", "baseline", "A median", "A ratio", "B median", "B ratio", "B/A", "B result"]]
+    seen = set()
+    for row in a["rows"]:
+        key = row_key(row)
+        seen.add(key)
+        other = b_rows.get(key)
+        lines.append([row["case"], row["baseline"], measured_text(row), row["ratio_text"],
+                      measured_text(other) if other else "(absent)", other["ratio_text"] if other else "",
+                      change(row, other), other["result"] if other else ""])
+    for row in b["rows"]:
+        if row_key(row) not in seen:
+            lines.append([row["case"], row["baseline"], "(absent)", "", measured_text(row), row["ratio_text"], "",
+                          row["result"]])
+    print(table(lines, right_aligned={2, 3, 4, 5, 6}))
+
+
+def change(a_row, b_row):
+    if not b_row or a_row["kind"] != b_row["kind"]:
+        return ""
+    if a_row["kind"] == "figure":
+        before, after = a_row["value"], b_row["value"]
+    elif a_row["kind"] == "failed":
+        return ""
+    else:
+        before, after = a_row["measured_seconds"], b_row["measured_seconds"]
+    if not before:
+        return ""
+    return f"{after / before:.2f}x"

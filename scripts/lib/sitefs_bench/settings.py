@@ -1,0 +1,61 @@
+"""The bench's options, read once from the environment and checked."""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit"]
+
+
+class SettingsError(Exception):
+    """A bad option: the bench exits 2 with this message."""
+
+
+@dataclass
+class Settings:
+    config: str = "release"
+    runs: int = 3
+    quick: bool = False
+    keep: bool = False
+    cases: list = field(default_factory=lambda: list(ALL_CASES))
+    mount_args: list = field(default_factory=list)
+    results_dir: Path = Path("bench-results")
+    # Sizes (full, or quick for a smoke run).
+    n_small: int = 10000
+    n_empty: int = 100000
+    big_mb: int = 256
+    write_mb: int = 64
+    n_create: int = 1000
+    upload_mb: int = 1024
+    # The mount's default --page-size; the curl baselines use the same.
+    page_size: int = 200
+    # No single measured operation may take longer than this (seconds).
+    op_timeout: int = 600
+
+    @staticmethod
+    def from_environment(repository: Path, env=os.environ) -> "Settings":
+        s = Settings()
+        s.config = env.get("SITEFS_BENCH_CONFIG", "release")
+        if s.config not in ("debug", "release"):
+            raise SettingsError("SITEFS_BENCH_CONFIG must be debug or release")
+        runs = env.get("SITEFS_BENCH_RUNS", "3")
+        if not runs.isdigit() or int(runs) < 1:
+            raise SettingsError("SITEFS_BENCH_RUNS must be a positive whole number")
+        s.runs = int(runs)
+        s.quick = env.get("SITEFS_BENCH_QUICK", "0") == "1"
+        s.keep = env.get("SITEFS_BENCH_KEEP", "0") == "1"
+        if s.quick:
+            s.n_small, s.n_empty, s.big_mb, s.write_mb, s.n_create, s.upload_mb = 1000, 10000, 32, 32, 100, 128
+        upload = env.get("SITEFS_BENCH_MB")
+        if upload is not None:
+            if not upload.isdigit() or int(upload) < 1:
+                raise SettingsError("SITEFS_BENCH_MB must be a positive whole number")
+            s.upload_mb = int(upload)
+        wanted = env.get("SITEFS_BENCH_CASES", "").split()
+        unknown = [name for name in wanted if name not in ALL_CASES]
+        if unknown:
+            raise SettingsError(f"unknown case(s) in SITEFS_BENCH_CASES: {' '.join(unknown)} (known: {' '.join(ALL_CASES)})")
+        s.cases = [name for name in ALL_CASES if not wanted or name in wanted]
+        s.mount_args = env.get("SITEFS_BENCH_MOUNT_ARGS", "").split()
+        s.results_dir = Path(env.get("SITEFS_BENCH_RESULTS", str(repository / "bench-results")))
+        return s
