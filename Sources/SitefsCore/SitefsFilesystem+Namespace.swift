@@ -102,7 +102,6 @@ extension SitefsFilesystem {
     /// Removes a deleted file from the cache and stops its saves; an open copy is kept for
     /// its handles, but nothing more is uploaded from it.
     private func forgetDeleted(_ identifier: ItemIdentifier) {
-        cache.remove(identifier)
         // The copy is marked before the engine drops the saves: a save staging meanwhile
         // either sees the mark or has its job dropped here (see `save`).
         let copy = copies.withLock({ $0[identifier] })
@@ -112,7 +111,10 @@ extension SitefsFilesystem {
             copy.dirty = false
             copy.condition.unlock()
         }
+        // The engine forgets it before the cache does: a listing fetched in between must not
+        // add the deleted file back from the engine's view of what was created here.
         sync.deleted(identifier)
+        cache.remove(identifier)
         if let copy { cleanUpIfDone(copy) }
     }
 

@@ -10,13 +10,11 @@ extension SyncEngine {
     /// A new file that could not be opened after all (`created` undone).
     public func creationAbandoned(_ identifier: ItemIdentifier) { namespace.removeCreated(identifier) }
 
-    /// A file was saved: its snapshot is journaled and queued, replacing an older save of the
+    /// A file was saved (its snapshot staged and fsynced): the save is journaled and queued, replacing an older save of the
     /// same file. Durable when this returns; close() must fail when it throws.
-    public func saved(_ save: SaveRequest) throws(SyncError) {
-        let job = Uploader.Job(identifier: save.identifier, name: save.name, parent: save.parent, stagedPath: save.stagedPath,
-                               size: save.size, baseVersion: save.baseVersion, modified: save.modified)
+    public func saved(_ save: SaveJob) throws(SyncError) {
         do {
-            try uploader.enqueue(job)
+            try uploader.enqueue(save)
         } catch {
             logger.error("cannot record the save of \(save.name) in the upload journal: \(error)")
             throw .journal

@@ -41,7 +41,7 @@ public enum SyncEvent: Sendable {
 public struct ItemSyncState: Sendable {
     /// The newest save recorded for it (queued, in flight or failed): after a restart, the
     /// file's content and size are this save's, not the server's.
-    public var latestSave: PendingSave?
+    public var latestSave: SaveJob?
     /// A save is queued or being sent.
     public var hasPendingSave: Bool
     /// A save is being sent now.
@@ -56,41 +56,6 @@ public struct ItemSyncState: Sendable {
 
     /// Nothing of it is queued or being sent.
     public var isIdle: Bool { !hasPendingSave }
-}
-
-/// A save recorded in the journal and not yet confirmed by the server.
-public struct PendingSave: Sendable {
-    /// The durable snapshot (fsynced in the staging directory).
-    public var stagedPath: String
-    public var size: Int64
-    /// The modification time it will carry.
-    public var modified: Timestamp?
-    /// The server version the edit started from (nil for a new file).
-    public var baseVersion: String?
-}
-
-/// A file saved on the mount: its snapshot is staged and fsynced; `saved` journals it.
-public struct SaveRequest: Sendable {
-    public var identifier: ItemIdentifier
-    /// Where the mount shows it: a new file is created there.
-    public var name: String
-    public var parent: ItemIdentifier?
-    public var stagedPath: String
-    public var size: Int64
-    /// The version the local copy was based on: the upload is conditional on it.
-    public var baseVersion: String?
-    public var modified: Timestamp?
-
-    public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
-                baseVersion: String?, modified: Timestamp?) {
-        self.identifier = identifier
-        self.name = name
-        self.parent = parent
-        self.stagedPath = stagedPath
-        self.size = size
-        self.baseVersion = baseVersion
-        self.modified = modified
-    }
 }
 
 /// Why the engine refused a change: the core answers EIO (after the log line the engine

@@ -3,56 +3,8 @@ import SitefsProvider
 import SitefsStore
 
 extension Uploader {
-    /// One saved snapshot of a file waiting to reach the server.
-    public struct Job: Sendable {
-        /// A local identifier (`ItemIdentifier.isLocal`) means the file is new: the upload
-        /// creates it, in `parent` under `name`.
-        public var identifier: ItemIdentifier
-        /// For status lines, for creating a new file and for re-creating one that was deleted
-        /// on the server.
-        public var name: String
-        /// The folder it was in when saved (creation, re-creation and conflict copies go there).
-        public var parent: ItemIdentifier?
-        public var stagedPath: String
-        public var size: Int64
-        /// The server version the edit started from: the upload is conditional on it.
-        public var baseVersion: String?
-        /// Applied after the upload (the server sets its own time on upload).
-        public var modified: Timestamp?
-        /// Not uploaded before this (the settle delay): a save that is replaced, renamed over
-        /// an existing file or deleted within it never costs an upload. Not persisted: a save
-        /// resumed from the journal is due at once.
-        var notBefore: ContinuousClock.Instant = .now
-        /// An older snapshot of the same file, resumed from the journal together with this
-        /// one: it may have been in flight when the last run ended, so the server may hold it
-        /// with the answer lost. A 412 (or, for a new file, a name taken) where the server has
-        /// exactly that snapshot is this mount's own earlier save, not someone else's edit.
-        /// Its journal row and file stay until this job is done.
-        var predecessor: Predecessor?
-        /// Read back from the journal at start: it may have been in flight when the last run
-        /// ended, so a newer save that replaces it keeps it as its `predecessor`, and a new
-        /// file's create counts as possibly done (`mayBeOnServer`) until it is.
-        var resumed = false
-
-        struct Predecessor: Sendable {
-            let stagedPath: String
-            let size: Int64
-        }
-
-        public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
-                    baseVersion: String?, modified: Timestamp?) {
-            self.identifier = identifier
-            self.name = name
-            self.parent = parent
-            self.stagedPath = stagedPath
-            self.size = size
-            self.baseVersion = baseVersion
-            self.modified = modified
-        }
-
-        /// The upload creates the file (it has never been on the server).
-        public var createsFile: Bool { identifier.isLocal }
-    }
+    typealias Job = SaveJob
+    typealias Status = SyncStatus
 
     /// A rename of a server file made on the mount, applied to the server after the settle
     /// delay, so that an editor's "rename the original away, write a new one, delete the
@@ -109,6 +61,55 @@ extension Uploader {
     }
 }
 
-extension Uploader {
-    typealias Status = SyncStatus
+/// One saved snapshot of a file waiting to reach the server: what the core hands the engine
+/// on a save (`SyncEngine.saved`), and what the engine answers of a save not yet confirmed
+/// (`ItemSyncState.latestSave`).
+public struct SaveJob: Sendable {
+    /// A local identifier (`ItemIdentifier.isLocal`) means the file is new: the upload
+    /// creates it, in `parent` under `name`.
+    public var identifier: ItemIdentifier
+    /// For status lines, for creating a new file and for re-creating one that was deleted
+    /// on the server.
+    public var name: String
+    /// The folder it was in when saved (creation, re-creation and conflict copies go there).
+    public var parent: ItemIdentifier?
+    public var stagedPath: String
+    public var size: Int64
+    /// The server version the edit started from: the upload is conditional on it.
+    public var baseVersion: String?
+    /// Applied after the upload (the server sets its own time on upload).
+    public var modified: Timestamp?
+    /// Not uploaded before this (the settle delay): a save that is replaced, renamed over
+    /// an existing file or deleted within it never costs an upload. Not persisted: a save
+    /// resumed from the journal is due at once.
+    var notBefore: ContinuousClock.Instant = .now
+    /// An older snapshot of the same file, resumed from the journal together with this
+    /// one: it may have been in flight when the last run ended, so the server may hold it
+    /// with the answer lost. A 412 (or, for a new file, a name taken) where the server has
+    /// exactly that snapshot is this mount's own earlier save, not someone else's edit.
+    /// Its journal row and file stay until this job is done.
+    var predecessor: Predecessor?
+    /// Read back from the journal at start: it may have been in flight when the last run
+    /// ended, so a newer save that replaces it keeps it as its `predecessor`, and a new
+    /// file's create counts as possibly done (`mayBeOnServer`) until it is.
+    var resumed = false
+
+    struct Predecessor: Sendable {
+        let stagedPath: String
+        let size: Int64
+    }
+
+    public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
+                baseVersion: String?, modified: Timestamp?) {
+        self.identifier = identifier
+        self.name = name
+        self.parent = parent
+        self.stagedPath = stagedPath
+        self.size = size
+        self.baseVersion = baseVersion
+        self.modified = modified
+    }
+
+    /// The upload creates the file (it has never been on the server).
+    public var createsFile: Bool { identifier.isLocal }
 }

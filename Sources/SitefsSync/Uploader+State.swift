@@ -50,8 +50,7 @@ extension Uploader {
         defer { condition.unlock() }
         let latest = queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
         return ItemSyncState(
-            latestSave: latest.map { PendingSave(stagedPath: $0.stagedPath, size: $0.size, modified: $0.modified,
-                                                 baseVersion: $0.baseVersion) },
+            latestSave: latest,
             hasPendingSave: queued[identifier] != nil || inFlight[identifier] != nil,
             isUploading: inFlight[identifier] != nil,
             hasFailed: failures[identifier] != nil && queued[identifier] == nil,
