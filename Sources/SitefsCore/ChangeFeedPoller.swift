@@ -9,6 +9,8 @@ import SitefsSync
 final class ChangeFeedPoller: @unchecked Sendable {
     private weak var filesystem: SitefsFilesystem?
     private let interval: Duration
+    /// What the wait between rounds runs on (manual in tests).
+    private let clock: MountClock
     private let condition = NSCondition()
     private var stopped = false
     private var token: PageToken?
@@ -21,9 +23,10 @@ final class ChangeFeedPoller: @unchecked Sendable {
     static let longestBackoff: Duration = .seconds(30)
     private var thread: Thread?
 
-    init(filesystem: SitefsFilesystem, interval: Duration) {
+    init(filesystem: SitefsFilesystem, interval: Duration, clock: MountClock) {
         self.filesystem = filesystem
         self.interval = interval
+        self.clock = clock
     }
 
     /// Key of the saved change-feed cursor in the metadata database.
@@ -97,10 +100,9 @@ final class ChangeFeedPoller: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         defer { polled = true }
-        if polled && !stopped {
-            let wait = nextWait
-            let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-            _ = condition.wait(until: Date().addingTimeInterval(seconds))
+        if polled {
+            let deadline = clock.now + nextWait
+            while !stopped && clock.now < deadline { clock.wait(on: condition, until: deadline) }
         }
         return stopped
     }

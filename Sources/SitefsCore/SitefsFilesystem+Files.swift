@@ -265,11 +265,8 @@ extension SitefsFilesystem {
                 throw self.handle(error, "read \(reader.identifier)", dropping: reader.identifier)
             }
         case .local(let copy, _):
-            while true {
-                let count = pread(copy.descriptor, buffer.baseAddress, size, off_t(offset))
-                if count >= 0 { return count }
-                if errno != EINTR { throw Errno(rawValue: errno) }
-            }
+            let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(max(size, 0), buffer.count)])
+            return try systemCall { try FileDescriptor(rawValue: copy.descriptor).read(fromAbsoluteOffset: offset, into: wanted) }
         case nil:
             throw .badFileDescriptor
         }
@@ -292,14 +289,7 @@ extension SitefsFilesystem {
         guard case .local(let copy, let writable)? = handles.file(handle) else { throw .badFileDescriptor }
         guard writable else { throw .badFileDescriptor }
         return try copy.change { (descriptor) throws(Errno) -> Int in
-            var written = 0
-            while written < data.count {
-                let count = pwrite(descriptor, data.baseAddress! + written, data.count - written, off_t(offset) + off_t(written))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { throw Errno(rawValue: errno) }
-                written += count
-            }
-            return written
+            try systemCall { try FileDescriptor(rawValue: descriptor).writeAll(toAbsoluteOffset: offset, data) }
         }
     }
 
@@ -365,9 +355,9 @@ extension SitefsFilesystem {
                 throw handle(error, "stage \(identifier)")
             }
             do {
-                try sync.saved(SaveRequest(identifier: identifier, name: known?.name ?? identifier.description,
-                                           parent: known?.parent, stagedPath: staged, size: size,
-                                           baseVersion: baseVersion, modified: modified))
+                try sync.saved(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
+                                       parent: known?.parent, stagedPath: staged, size: size,
+                                       baseVersion: baseVersion, modified: modified))
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.
                 Glibc.unlink(staged)
@@ -538,5 +528,16 @@ extension SitefsFilesystem {
         } catch {
             throw handle(error, "set mtime of \(item.name)", dropping: item.identifier)
         }
+    }
+}
+
+/// A swift-system call (which retries on EINTR and throws `Errno`) with its error typed.
+func systemCall<Result>(_ body: () throws -> Result) throws(Errno) -> Result {
+    do {
+        return try body()
+    } catch let error as Errno {
+        throw error
+    } catch {
+        throw .ioError
     }
 }

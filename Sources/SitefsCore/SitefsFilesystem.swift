@@ -81,7 +81,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             if let known = cache.item(identifier) { cache.upsert(sync.view(known)) }
         }
         sync.start { [weak self] event in self?.apply(event) }
-        poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval)
+        poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval, clock: configuration.clock)
     }
 
     /// Upload state for `sitefs status` / `sitefs sync`.

@@ -43,7 +43,7 @@ public final class MountClock: Sendable {
 
     /// Waits on `condition` (locked by the caller) until it is signalled or `deadline` has
     /// come on this clock. Returns like `NSCondition.wait(until:)`: the caller checks again.
-    package func wait(on condition: OrderedCondition, until deadline: ContinuousClock.Instant) {
+    package func wait(on condition: some TimedWaiting, until deadline: ContinuousClock.Instant) {
         guard isManual else {
             _ = condition.wait(until: Date().addingTimeInterval(max(0.001, ContinuousClock.now.duration(to: deadline).seconds)))
             return
@@ -66,3 +66,12 @@ extension Duration {
     /// As fractional seconds, for Foundation's time APIs.
     package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
+
+/// A condition a `MountClock` can wait on (locked by the caller).
+package protocol TimedWaiting: AnyObject {
+    /// False when `limit` passed first.
+    func wait(until limit: Date) -> Bool
+}
+
+extension NSCondition: TimedWaiting {}
+extension OrderedCondition: TimedWaiting {}

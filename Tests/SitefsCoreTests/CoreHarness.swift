@@ -22,7 +22,7 @@ struct CoreHarness {
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
-         clock: MountClock = .system) throws {
+         clock: MountClock = .system, changePollInterval: Duration = .seconds(3)) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
@@ -31,7 +31,8 @@ struct CoreHarness {
         logger.logLevel = .critical
         filesystem = try SitefsFilesystem(
             backend: backend,
-            configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge, uid: 1000, gid: 1000,
+            configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge,
+                                                   changePollInterval: changePollInterval, uid: 1000, gid: 1000,
                                                    readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
                                                    clock: clock),
             cacheDirectory: cacheDirectory, logger: logger)
