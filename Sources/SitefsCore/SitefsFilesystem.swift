@@ -247,18 +247,19 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     func attributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
         guard item.kind == .file else { return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration) }
-        // Asked before the copy's lock is taken: `stat` never waits on the engine's lock
+        // Asked before the copy's lock is taken, of what the engine publishes: `stat` waits
+        // neither on the engine's queue lock (held across some journal commits) nor on it
         // while holding a copy's.
-        let state = item.identifier.isLocal ? nil : sync.state(of: item.identifier)
+        let shown = item.identifier.isLocal ? nil : sync.shownSave(of: item.identifier)
         if let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
             defer { copy.condition.unlock() }
             if case .ready = copy.state,
-               copy.dirty || copy.writers > 0 || item.identifier.isLocal || state?.hasPendingSave == true {
+               copy.dirty || copy.writers > 0 || item.identifier.isLocal || shown?.isPending == true {
                 return AttributeMapping.attributes(inode: inode, item: item, size: copy.size(), modified: copy.modificationTime(),
                                                    configuration: configuration)
             }
-        } else if let pending = state?.latestSave {
+        } else if let pending = shown?.latest {
             // A save not on the server yet and no copy open (after a restart): the file is
             // what was saved, not what the server still has.
             return AttributeMapping.attributes(inode: inode, item: item, size: pending.size,

@@ -9,13 +9,15 @@ import Foundation
 /// 1. `copies`: the registry of local copies;
 /// 2. a `LocalCopy`'s `condition` (never two at once);
 /// 3. the sync engine's uploader `condition`;
-/// 4. the sync engine's namespace.
+/// 4. the sync engine's namespace;
+/// 5. the uploader's published save states (what `stat` reads).
 /// Release builds compile the checks out.
 package enum LockRank: Int, Sendable, Comparable {
     case copies = 1
     case copy = 2
     case uploader = 3
     case namespace = 4
+    case published = 5
 
     package static func < (lhs: LockRank, rhs: LockRank) -> Bool { lhs.rawValue < rhs.rawValue }
 }

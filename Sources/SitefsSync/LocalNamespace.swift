@@ -14,6 +14,7 @@ final class LocalNamespace: Sendable {
         var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]
     }
 
+    /// Lock order: last of the ranked locks (after the uploader's); nothing is taken under it.
     private let state = OrderedMutex(State(), rank: .namespace)
 
     // MARK: Files created here

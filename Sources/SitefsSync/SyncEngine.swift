@@ -22,9 +22,10 @@ import SitefsStore
 ///
 /// The core never sees the uploader, the journal or the namespace.
 ///
-/// Locks: the uploader's `condition` and the namespace's mutex are this module's; neither is
-/// held while calling out (events are delivered with both released), so the core may call in
-/// while holding its own locks (`copies`, a copy's `condition`), never the reverse.
+/// Locks: the uploader's `condition`, the namespace's mutex and the uploader's `published`
+/// save states are this module's; none is held while calling out (events are delivered with
+/// all released), so the core may call in while holding its own locks (`copies`, a copy's
+/// `condition`), never the reverse. `shownSave`, what `stat` asks, takes only `published`.
 public final class SyncEngine: @unchecked Sendable {
     let uploader: Uploader
     let namespace = LocalNamespace()
@@ -128,6 +129,10 @@ public final class SyncEngine: @unchecked Sendable {
     public func createdItem(named name: String, in folder: ItemIdentifier) -> ProviderItem? {
         namespace.created(named: name, in: folder)
     }
+
+    /// The newest save of a file not yet confirmed by the server, for `stat`: read without
+    /// waiting for the engine's queue lock, which is held across some journal commits.
+    public func shownSave(of identifier: ItemIdentifier) -> PublishedSave? { uploader.publishedSave(of: identifier) }
 
     /// Where an item stands with the server, read in one step.
     public func state(of identifier: ItemIdentifier) -> ItemSyncState { uploader.state(of: identifier) }

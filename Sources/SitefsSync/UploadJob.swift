@@ -113,3 +113,11 @@ public struct SaveJob: Sendable {
     /// The upload creates the file (it has never been on the server).
     public var createsFile: Bool { identifier.isLocal }
 }
+
+/// An item's save state as `stat` reads it (`SyncEngine.shownSave(of:)`).
+public struct PublishedSave: Sendable {
+    /// The newest save recorded (queued, in flight or failed).
+    public var latest: SaveJob
+    /// Queued or being sent (not only failed).
+    public var isPending: Bool
+}

@@ -44,6 +44,12 @@ extension Uploader {
         return retiredCreations[identifier] != nil
     }
 
+    /// The item's newest save and whether it is still to be sent, read without `condition`
+    /// (see `published`).
+    func publishedSave(of identifier: ItemIdentifier) -> PublishedSave? {
+        published.withLock { $0[identifier] }
+    }
+
     /// Where the item stands, read under one lock.
     func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()

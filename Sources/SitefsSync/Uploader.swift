@@ -30,8 +30,14 @@ final class Uploader: @unchecked Sendable {
     /// Snapshots done with are deleted through it: large ones off `condition`'s lock.
     let unlinker: BackgroundUnlinker
     private let onOutcome: @Sendable (Outcome) -> Void
-    /// Set once by the filesystem before any rename is queued.
+    /// Set once by the engine before any rename is queued.
     public var onRenameOutcome: (@Sendable (RenameOutcome) -> Void)?
+    /// Guards the queues below. Lock order: after the core's `copies` and a copy's lock (the
+    /// core asks under them), before the namespace's and `published`; never held while
+    /// reporting an outcome, sending a request or waiting out a retry. Journal writes that
+    /// must agree with the queue (an outcome's bookkeeping, a delete, a rename, a dropped
+    /// save) commit under it; a save's own record (`enqueue`) is written outside it. `stat`
+    /// does not take it: it reads `published`.
     let condition = OrderedCondition(rank: .uploader)
     // Guarded by `condition`:
     var queued: [ItemIdentifier: Job] = [:]
@@ -42,6 +48,11 @@ final class Uploader: @unchecked Sendable {
     var renames: [ItemIdentifier: RenameJob] = [:]
     var renameOrder: [ItemIdentifier] = []
     var renamesInFlight: [ItemIdentifier: RenameJob] = [:]
+    /// Per item with a save queued, in flight or failed: the newest save and whether it is
+    /// still to be sent, copied here after every change under `condition`, so `stat` reads
+    /// it without waiting for `condition` (held across some journal commits). Lock order:
+    /// taken under `condition` or alone; nothing is taken under it.
+    let published = OrderedMutex<[ItemIdentifier: PublishedSave]>([:], rank: .published)
     /// Bytes sent so far per upload in flight.
     var sent: [ItemIdentifier: TransferProgress] = [:]
     /// Finished work whose outcome is still being reported: waiters wait for these too,
@@ -126,6 +137,7 @@ final class Uploader: @unchecked Sendable {
         for (job, failure) in try journal.unfinished() {
             if let failure {
                 failures[job.identifier] = (job, failure)
+                publish(job.identifier)
             } else {
                 enqueueLocked(job, delay: .zero, resuming: true)
                 resumed += 1
@@ -213,7 +225,16 @@ final class Uploader: @unchecked Sendable {
             discardSnapshot(at: failed.0.stagedPath)
         }
         queued[job.identifier] = job
+        publish(job.identifier)
         return job.notBefore
+    }
+
+    /// Copies the item's save state to `published`. Call with `condition` locked, after any
+    /// change to what is queued, in flight or failed for it.
+    func publish(_ identifier: ItemIdentifier) {
+        let latest = queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        let pending = queued[identifier] != nil || inFlight[identifier] != nil
+        published.withLock { $0[identifier] = latest.map { PublishedSave(latest: $0, isPending: pending) } }
     }
 
     /// The predecessor's row and snapshot go once the job it stood behind is done.
@@ -263,6 +284,7 @@ final class Uploader: @unchecked Sendable {
         defer { condition.unlock() }
         if mayBeOnServerLocked(identifier) { return .inFlight }
         guard let job = queued.removeValue(forKey: identifier) else { return .none }
+        publish(identifier)
         order.removeAll { $0 == identifier }
         condition.broadcast()
         return .claimed(job)
@@ -329,6 +351,7 @@ final class Uploader: @unchecked Sendable {
             discard(job)
         }
         if let (job, _) = failures.removeValue(forKey: identifier) { discard(job) }
+        publish(identifier)
         if let job = inFlight[identifier] {
             cancelled.insert(identifier)
             journal.drop(job)  // a restart must not resume it either
@@ -400,6 +423,7 @@ final class Uploader: @unchecked Sendable {
         if var job = queued[identifier] {
             job.modified = modified
             queued[identifier] = job
+            publish(identifier)
             return true
         }
         guard inFlight[identifier] != nil else { return false }
@@ -584,6 +608,7 @@ final class Uploader: @unchecked Sendable {
             deletedBeforeRestart.remove(job.identifier)
             journal.clearDelete(job.identifier)
         }
+        publish(job.identifier)
         condition.broadcast()
     }
 
