@@ -19,9 +19,12 @@ import SystemPackage
 ///    the network, staging, an fsync or a journal commit. `save` marks the copy `saving`
 ///    and stages and journals with the lock released, so `stat` (which takes this lock)
 ///    is answered during a save; what changes the content waits for `saving` instead.
-/// 3. The sync engine's locks (`SyncEngine`): asked under a copy's lock by cleanup and a
-///    set modification time. The engine reports outcomes (`SyncEvent`) with its locks
-///    released, so it never takes a copy's lock under its own.
+/// 3. The sync engine's locks (`SyncEngine`; their order in `LockRank`): asked under a
+///    copy's lock by cleanup and a set modification time. The engine reports outcomes
+///    (`SyncEvent`) with its locks released, so it never takes a copy's lock under its own.
+///    `stat` reads only what the engine publishes (`shownSave`), never its queue lock,
+///    which is held across some journal commits.
+/// Debug builds check this order at run time (`LockOrder`).
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
 /// `conflictCopies`, `invalidator`, `savePause`.
