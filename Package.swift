@@ -44,6 +44,10 @@ let package = Package(
         // Linux calls Swift's Glibc module leaves out (extended attributes, copy_file_range,
         // renameat2), declared for the compiler to check.
         .systemLibrary(name: "CLinux"),
+        // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
+        .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"]),
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
         .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
         // API v1 as a DocumentBackend (the client side of SitefsServerCore).
@@ -135,7 +139,7 @@ let package = Package(
         // scripts/fuzz, with -sanitize=fuzzer (see Sources/SitefsFuzz/main.swift).
         .executableTarget(
             name: "SitefsFuzz",
-            dependencies: ["SitefsAPI", "SitefsHTTP", "SitefsHTTPBackend"]
+            dependencies: ["SitefsAPI", "SitefsHTTP", "SitefsHTTPBackend", "SitefsWebDAV"]
         ),
         // The test kit: the real executables as child processes, curl as a client, the
         // fault proxy, the in-memory backend with its failure injection, one bounded wait.
@@ -179,6 +183,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "SitefsWebDAVTests", dependencies: ["SitefsWebDAV"]),
         .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
         .testTarget(
             name: "SitefsServerTests",

@@ -6,6 +6,7 @@
 //   rfc3339        timestamps
 //   headers        the HTTP response header parser
 //   item-name      name validation
+//   multistatus    a WebDAV PROPFIND body (libxml2's push parser) and its hrefs
 // A crash, trap, leak or hang found here is a bug: every input must be refused cleanly.
 import Foundation
 

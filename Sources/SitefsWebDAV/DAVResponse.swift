@@ -1,0 +1,192 @@
+/// One `DAV:response` of a multistatus: a resource and what the server said of its
+/// properties. Values are the server's text, unchecked: `DAVHref` and the backend validate
+/// them before anything is shown.
+public struct DAVResponse: Equatable, Sendable {
+    /// `DAV:href`, as sent (percent-encoded, absolute path or full URL).
+    public var href = ""
+    /// A status for the whole response (`DAV:response/DAV:status`): set instead of
+    /// propstats when the server could not answer for this resource at all.
+    public var status: Int?
+    /// The properties the server gave with a 2xx status; those it reported missing or
+    /// forbidden are left out.
+    public var properties = DAVProperties()
+    /// Properties reported with a status other than 2xx, by name ("DAV:getetag"), for the
+    /// log: a server that hides ETags says so here.
+    public var failedProperties: [String: Int] = [:]
+
+    public init() {}
+}
+
+/// The live properties sitefs asks for (RFC 4918 §15) and the owncloud file id.
+public struct DAVProperties: Equatable, Sendable {
+    public var displayName: String?
+    public var contentLength: String?
+    public var contentType: String?
+    public var lastModified: String?
+    public var etag: String?
+    public var isCollection = false
+    /// `oc:fileid` (Nextcloud, ownCloud): stable across renames.
+    public var fileID: String?
+
+    public init() {}
+}
+
+/// The namespaces whose properties are read.
+enum DAVNamespace {
+    static let dav = "DAV:"
+    static let owncloud = "http://owncloud.org/ns"
+}
+
+/// The parser's state between libxml2's callbacks: the element path, the text of the
+/// element open now, and the response being assembled.
+final class ParseState {
+    private let limits: MultistatusParser.Limits
+    private let onResponse: (DAVResponse) -> Void
+    /// (namespace, local name) of every open element, outermost first.
+    private var path: [(String, String)] = []
+    private var text: [UInt8] = []
+    private var response: DAVResponse?
+    /// The propstat open now: its properties, and its status once read.
+    private var propstat: (properties: DAVProperties, names: [String], status: Int?)?
+    private var responses = 0
+    private(set) var sawMultistatus = false
+    private(set) var failure: DAVParseError?
+    /// Set by the parser once it exists, so a failure can stop it at once.
+    var stop: (() -> Void)?
+
+    init(limits: MultistatusParser.Limits, onResponse: @escaping (DAVResponse) -> Void) {
+        self.limits = limits
+        self.onResponse = onResponse
+    }
+
+    static func from(_ context: UnsafeMutableRawPointer?) -> ParseState? {
+        guard let context else { return nil }
+        let state = Unmanaged<ParseState>.fromOpaque(context).takeUnretainedValue()
+        return state.failure == nil ? state : nil
+    }
+
+    func fail(_ error: DAVParseError) {
+        guard failure == nil else { return }
+        failure = error
+        stop?()  // libxml2 reads no further, not even the rest of this chunk
+    }
+
+    func start(namespace: String, localName: String) {
+        guard path.count < limits.depth else { return fail(.tooDeep) }
+        if path.isEmpty {
+            guard namespace == DAVNamespace.dav, localName == "multistatus" else { return fail(.notMultistatus) }
+            sawMultistatus = true
+        }
+        path.append((namespace, localName))
+        text.removeAll(keepingCapacity: true)
+        guard namespace == DAVNamespace.dav else { return }
+        switch (localName, path.count) {
+        case ("response", 2):
+            guard responses < limits.responses else { return fail(.tooManyResponses) }
+            response = DAVResponse()
+        case ("propstat", 3):
+            propstat = (DAVProperties(), [], nil)
+        case ("collection", 6) where isIn("resourcetype", at: 5) && isIn("prop", at: 4):
+            propstat?.properties.isCollection = true
+        default:
+            break
+        }
+    }
+
+    func text(_ bytes: UnsafePointer<UInt8>?, _ count: Int) {
+        guard let bytes, count > 0 else { return }
+        guard text.count + count <= limits.textBytes else { return fail(.textTooLong) }
+        text.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
+    }
+
+    func end() {
+        guard let (namespace, localName) = path.last else { return }
+        let value = String(decoding: text, as: UTF8.self)
+        let depth = path.count
+        path.removeLast()
+        text.removeAll(keepingCapacity: true)
+        if depth == 5, isIn("prop", at: 4) {
+            // A property: kept in the open propstat until its status says whether it counts.
+            propstat?.names.append("\(namespace)\(localName)")
+            record(namespace: namespace, localName: localName, value: value)
+            return
+        }
+        guard namespace == DAVNamespace.dav else { return }
+        switch (localName, depth) {
+        case ("href", 3):
+            response?.href = value.trimmed
+        case ("status", 3):
+            response?.status = Self.statusCode(value)
+        case ("status", 4) where isIn("propstat", at: 3):
+            propstat?.status = Self.statusCode(value)
+        case ("propstat", 3):
+            guard let done = propstat, response != nil else { break }
+            propstat = nil
+            let status = done.status ?? 0
+            if (200..<300).contains(status) {
+                response?.properties.merge(done.properties)
+            } else {
+                for name in done.names { response?.failedProperties[name] = status }
+            }
+        case ("response", 2):
+            guard let done = response else { break }
+            response = nil
+            responses += 1
+            onResponse(done)
+        default:
+            break
+        }
+    }
+
+    /// True when the open element at 1-based `depth` is DAV:`name`.
+    private func isIn(_ name: String, at depth: Int) -> Bool {
+        guard depth >= 1, depth <= path.count else { return false }
+        return path[depth - 1].0 == DAVNamespace.dav && path[depth - 1].1 == name
+    }
+
+    private func record(namespace: String, localName: String, value: String) {
+        switch (namespace, localName) {
+        case (DAVNamespace.dav, "displayname"): propstat?.properties.displayName = value
+        case (DAVNamespace.dav, "getcontentlength"): propstat?.properties.contentLength = value.trimmed
+        case (DAVNamespace.dav, "getcontenttype"): propstat?.properties.contentType = value.trimmed
+        case (DAVNamespace.dav, "getlastmodified"): propstat?.properties.lastModified = value.trimmed
+        case (DAVNamespace.dav, "getetag"): propstat?.properties.etag = value.trimmed
+        case (DAVNamespace.owncloud, "fileid"): propstat?.properties.fileID = value.trimmed
+        default: break
+        }
+    }
+
+    /// The code of an HTTP status line ("HTTP/1.1 404 Not Found"); nil if it is not one.
+    static func statusCode(_ line: String) -> Int? {
+        let fields = line.trimmed.split(separator: " ", maxSplits: 2)
+        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), fields[1].count == 3,
+              let code = Int(fields[1]), (100...599).contains(code) else { return nil }
+        return code
+    }
+}
+
+extension DAVProperties {
+    /// Takes what `other` has (a response may split its properties over several 2xx
+    /// propstats).
+    mutating func merge(_ other: DAVProperties) {
+        displayName = other.displayName ?? displayName
+        contentLength = other.contentLength ?? contentLength
+        contentType = other.contentType ?? contentType
+        lastModified = other.lastModified ?? lastModified
+        etag = other.etag ?? etag
+        isCollection = isCollection || other.isCollection
+        fileID = other.fileID ?? fileID
+    }
+}
+
+extension String {
+    /// Without the whitespace around it (XML text often carries the document's indentation).
+    var trimmed: String {
+        let bytes = Array(utf8)
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+}

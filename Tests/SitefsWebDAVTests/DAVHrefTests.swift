@@ -1,0 +1,48 @@
+import SitefsWebDAV
+import Testing
+
+/// Hrefs are followed only below the mount's base, on its origin, with names that decode.
+@Suite struct DAVHrefTests {
+    let base = "/remote.php/dav/files/anna/"
+    let origin = "https://files.example.com"
+
+    private func components(_ href: String) -> [String]? {
+        DAVHref.components(of: href, below: base, origin: origin)
+    }
+
+    @Test func pathsBelowTheBaseDecodeToNames() {
+        #expect(components("/remote.php/dav/files/anna/") == [])
+        #expect(components("/remote.php/dav/files/anna") == [])
+        #expect(components("/remote.php/dav/files/anna/Harbour%20Tower/") == ["Harbour Tower"])
+        #expect(components("/remote.php/dav/files/anna/Harbour%20Tower/plan%C3%A9.odt") == ["Harbour Tower", "plané.odt"])
+        #expect(components("/remote.php/dav/files/anna/a+b%25.txt") == ["a+b%.txt"])
+    }
+
+    @Test func aFullURLCountsOnlyOnTheSameOrigin() {
+        #expect(components("https://files.example.com/remote.php/dav/files/anna/doc.odt") == ["doc.odt"])
+        #expect(components("HTTPS://Files.Example.com/remote.php/dav/files/anna/doc.odt") == ["doc.odt"])
+        #expect(components("https://evil.example.net/remote.php/dav/files/anna/doc.odt") == nil)
+        #expect(components("http://files.example.com/remote.php/dav/files/anna/doc.odt") == nil)
+        #expect(components("ftp://files.example.com/remote.php/dav/files/anna/doc.odt") == nil)
+    }
+
+    @Test func anythingOutsideTheBaseIsRefused() {
+        #expect(components("/remote.php/dav/files/bob/secret.odt") == nil)
+        #expect(components("/remote.php/dav/files/") == nil)
+        #expect(components("/remote.php/dav/files/anna/../bob/x") == nil)
+        #expect(components("/remote.php/dav/files/anna/%2E%2E/bob/x") == nil)
+        #expect(components("relative/doc.odt") == nil)
+    }
+
+    @Test(arguments: ["a%2Fb", "a%00b", "%FF%FE", "bad%zz", "trail%2", ".", "x//y", "doc.odt?v=2", "doc.odt#top"])
+    func aNameThatCannotBeAFileNameIsRefused(segment: String) {
+        #expect(components(base + segment) == nil)
+    }
+
+    @Test func namesAreComparedAsBytesNotAsCanonicalText() {
+        // "é" composed in the base, decomposed in the href: another path, not the same one.
+        let composed = DAVHref.components(of: "/caf%C3%A9/x", below: "/caf%C3%A9/", origin: origin)
+        let decomposed = DAVHref.components(of: "/cafe%CC%81/x", below: "/caf%C3%A9/", origin: origin)
+        #expect(composed == ["x"] && decomposed == nil)
+    }
+}
