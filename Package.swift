@@ -48,6 +48,8 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
         .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"]),
+        // WebDAV over the HTTP client: listings so far (the DocumentBackend is coming).
+        .target(name: "SitefsWebDAVBackend", dependencies: ["SitefsWebDAV", "SitefsHTTP"]),
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
         .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
         // API v1 as a DocumentBackend (the client side of SitefsServerCore).
@@ -184,6 +186,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SitefsWebDAVTests", dependencies: ["SitefsWebDAV"]),
+        .testTarget(name: "SitefsWebDAVBackendTests", dependencies: ["SitefsWebDAVBackend", "SitefsWebDAV", "SitefsHTTP", "SitefsTestSupport"]),
         .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
         .testTarget(
             name: "SitefsServerTests",
