@@ -47,7 +47,7 @@ let package = Package(
         // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
-        .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"]),
+        .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"], exclude: ["README.md"]),
         // WebDAV over the HTTP client: listings so far (the DocumentBackend is coming).
         .target(name: "SitefsWebDAVBackend", dependencies: ["SitefsWebDAV", "SitefsHTTP"]),
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.

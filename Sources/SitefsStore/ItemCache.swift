@@ -228,7 +228,7 @@ public final class ItemCache: Sendable {
     public func upsertIfKnown(_ item: ProviderItem) -> Bool {
         state.withLock { state in
             guard state.items[item.identifier] != nil else { return false }
-            upsert(item, in: &state)
+            _ = upsert(item, in: &state)
             return true
         }
     }

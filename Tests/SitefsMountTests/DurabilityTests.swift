@@ -51,7 +51,7 @@ struct MountDurabilityTests {
         #expect(try fixture.serverContent("Riverside/\(copy.name)") == "mine")
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.out.contains("conflict: plan.txt"))
-        #expect(try eventually(timeout: .seconds(10)) {
+        #expect(eventually(timeout: .seconds(10)) {
             (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside")))?.contains(copy.name) == true
         })
     }
@@ -78,7 +78,7 @@ struct MountDurabilityTests {
             fixture.root.appendingPathComponent("config/sitefs/credentials.json")))
         _ = try Curl(baseURL: fixture.server.baseURL, token: credentials[fixture.server.baseURL]?["token"]).call("DELETE", "/v1/session")
         try "v2".write(toFile: fixture.path("Riverside/report.txt"), atomically: false, encoding: .utf8)
-        #expect(try eventually(timeout: .seconds(15)) {
+        #expect(eventually(timeout: .seconds(15)) {
             (try? fixture.sitefs(["status", fixture.mountpoint.path]).out.contains("sign-in required")) == true
         })
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "1"]).status != 0)

@@ -10,7 +10,7 @@ public func eventually(timeout: Duration = .seconds(10), every interval: Duratio
     while true {
         if try condition() { return true }
         if ContinuousClock.now >= deadline { return false }
-        try? Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
+        Thread.sleep(forTimeInterval: Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
     }
 }
 

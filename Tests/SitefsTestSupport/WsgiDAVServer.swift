@@ -33,7 +33,7 @@ public final class WsgiDAVServer: @unchecked Sendable {
             // only its root has: WsgiDAV says "Serving on" before it has bound the port.
             let url = "http://127.0.0.1:\(port)"
             let marker = ".sitefs-ready-\(UUID().uuidString)"
-            FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data("ready".utf8))
+            _ = FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data("ready".utf8))
             let deadline = Date().addingTimeInterval(30)
             var ready = false
             while Date() < deadline, process.isRunning, !ready {

@@ -47,7 +47,7 @@ import Testing
             let folder = root.appendingPathComponent("big")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             for index in 0..<1000 {
-                FileManager.default.createFile(atPath: folder.appendingPathComponent(String(format: "f%04d.txt", index)).path, contents: nil)
+                _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(String(format: "f%04d.txt", index)).path, contents: nil)
             }
             let (own, entries) = try children(listing(server), ["big"])
             #expect(own?.name == "big")
@@ -71,7 +71,7 @@ import Testing
     @Test func aListingOverTheResponseLimitIsRefused() throws {
         try withServer { server, root in
             for index in 0..<5 {
-                FileManager.default.createFile(atPath: root.appendingPathComponent("f\(index)").path, contents: nil)
+                _ = FileManager.default.createFile(atPath: root.appendingPathComponent("f\(index)").path, contents: nil)
             }
             #expect {
                 try children(listing(server, limits: .init(responses: 3)), [])
