@@ -42,7 +42,7 @@ extension SitefsFilesystem {
             return versions[item.identifier] == item.version
         }
         if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
-           sync.state(of: item.identifier).latestSave == nil {
+           sync.shownSave(of: item.identifier) == nil {
             // Read-only and nothing local: ranged reads, pinned to this version.
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
@@ -177,7 +177,7 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
-        if let pending = sync.state(of: item.identifier).latestSave {
+        if let pending = sync.shownSave(of: item.identifier)?.latest {
             // A save the server does not have yet, whose copy went with a restart: that save
             // is the file's content, and a new save builds on the version it was based on.
             guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {

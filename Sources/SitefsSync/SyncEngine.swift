@@ -130,8 +130,10 @@ public final class SyncEngine: @unchecked Sendable {
         namespace.created(named: name, in: folder)
     }
 
-    /// The newest save of a file not yet confirmed by the server, for `stat`: read without
-    /// waiting for the engine's queue lock, which is held across some journal commits.
+    /// The newest save of a file not yet confirmed by the server (queued, in flight or failed):
+    /// after a restart the file's size and content are this save's, not the server's. Read
+    /// without waiting for the engine's queue lock, which is held across some journal
+    /// commits, so `stat` and `open` never wait for an fsync.
     public func shownSave(of identifier: ItemIdentifier) -> PublishedSave? { uploader.publishedSave(of: identifier) }
 
     /// Where an item stands with the server, read in one step.
@@ -157,11 +159,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// How many callers are blocked in `settle` now: a test waits for a caller to get there
     /// instead of sleeping.
-    public var settling: Int {
-        uploader.condition.lock()
-        defer { uploader.condition.unlock() }
-        return uploader.settleWaiters
-    }
+    public var settling: Int { uploader.settleWaiterCount }
 
     /// `sitefs sync`: everything waiting out the settle delay is due now.
     public func expedite() { uploader.expedite() }

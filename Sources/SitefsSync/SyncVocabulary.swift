@@ -39,9 +39,6 @@ public enum SyncEvent: Sendable {
 
 /// Where one item stands with the server, read in one step (`SyncEngine.state(of:)`).
 public struct ItemSyncState: Sendable {
-    /// The newest save recorded for it (queued, in flight or failed): after a restart, the
-    /// file's content and size are this save's, not the server's.
-    public var latestSave: SaveJob?
     /// A save is queued or being sent.
     public var hasPendingSave: Bool
     /// A save is being sent now.

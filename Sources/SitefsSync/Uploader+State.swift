@@ -11,7 +11,13 @@ extension Uploader {
     public func latestSave(of identifier: ItemIdentifier) -> Job? {
         condition.lock()
         defer { condition.unlock() }
-        return queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        return newestSaveLocked(identifier)
+    }
+
+    /// The newest save of an item: queued, else in flight, else failed. Call with `condition`
+    /// locked.
+    func newestSaveLocked(_ identifier: ItemIdentifier) -> Job? {
+        queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
     }
 
     /// Saves of files that are not on the server yet (restored into the mount's view at start).
@@ -50,13 +56,18 @@ extension Uploader {
         published.withLock { $0[identifier] }
     }
 
+    /// Callers blocked in `waitUntilIdle` now.
+    var settleWaiterCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return settleWaiters
+    }
+
     /// Where the item stands, read under one lock.
     func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()
         defer { condition.unlock() }
-        let latest = queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
         return ItemSyncState(
-            latestSave: latest,
             hasPendingSave: queued[identifier] != nil || inFlight[identifier] != nil,
             isUploading: inFlight[identifier] != nil,
             hasFailed: failures[identifier] != nil && queued[identifier] == nil,

@@ -232,7 +232,7 @@ final class Uploader: @unchecked Sendable {
     /// Copies the item's save state to `published`. Call with `condition` locked, after any
     /// change to what is queued, in flight or failed for it.
     func publish(_ identifier: ItemIdentifier) {
-        let latest = queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        let latest = newestSaveLocked(identifier)
         let pending = queued[identifier] != nil || inFlight[identifier] != nil
         published.withLock { $0[identifier] = latest.map { PublishedSave(latest: $0, isPending: pending) } }
     }

@@ -40,7 +40,7 @@ enum DAVNamespace {
 /// The parser's state between libxml2's callbacks: the element path, the text of the
 /// element open now, and the response being assembled.
 final class ParseState {
-    private let limits: MultistatusParser.Limits
+    let limits: MultistatusParser.Limits
     private let onResponse: (DAVResponse) -> Void
     /// (namespace, local name) of every open element, outermost first.
     private var path: [(String, String)] = []

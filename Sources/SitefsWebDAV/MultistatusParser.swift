@@ -22,11 +22,16 @@ public final class MultistatusParser {
         public var textBytes = 64 << 10
         /// Responses in one body.
         public var responses = 1_000_000
+        /// Bytes in the whole body: what bounds a server sending endless whitespace or
+        /// elements this skips, which no other limit counts. 1 GiB is about a million
+        /// verbose responses.
+        public var bodyBytes = 1 << 30
 
-        public init(depth: Int = 32, textBytes: Int = 64 << 10, responses: Int = 1_000_000) {
+        public init(depth: Int = 32, textBytes: Int = 64 << 10, responses: Int = 1_000_000, bodyBytes: Int = 1 << 30) {
             self.depth = depth
             self.textBytes = textBytes
             self.responses = responses
+            self.bodyBytes = bodyBytes
         }
     }
 
@@ -78,6 +83,7 @@ public final class MultistatusParser {
     private func push(_ bytes: UnsafeRawBufferPointer, terminate: Bool) throws(DAVParseError) {
         if let failure = state.failure { throw failure }
         fed += bytes.count
+        guard fed <= state.limits.bodyBytes else { throw .tooLarge }
         var offset = 0
         repeat {
             // libxml2 takes an int count: large chunks go in pieces.
@@ -121,6 +127,7 @@ public enum DAVParseError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooDeep
     case textTooLong
     case tooManyResponses
+    case tooLarge
     case notMultistatus
 
     public var description: String {
@@ -130,6 +137,7 @@ public enum DAVParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooDeep: "a multistatus nested deeper than any server needs"
         case .textTooLong: "a multistatus element with more text than any property needs"
         case .tooManyResponses: "a multistatus with more responses than the limit"
+        case .tooLarge: "a multistatus body larger than the limit"
         case .notMultistatus: "the body is not a DAV:multistatus"
         }
     }

@@ -174,6 +174,13 @@ import Testing
         #expect(try parse(body, limits: .init(responses: 4)).count == 4)
     }
 
+    @Test func aBodyLargerThanTheLimitIsRefusedWhateverItHolds() {
+        // Whitespace between elements: nothing else counts it.
+        let padded = "<d:multistatus xmlns:d=\"DAV:\">" + String(repeating: " ", count: 10_000) + "</d:multistatus>"
+        #expect(throws: DAVParseError.tooLarge) { try parse(padded, limits: .init(bodyBytes: 4096), chunk: 1024) }
+        #expect(throws: Never.self) { try parse(padded, limits: .init(bodyBytes: 20_000), chunk: 1024) }
+    }
+
     @Test func aTruncatedBodyIsMalformed() {
         let cut = String(Self.apache.prefix(Self.apache.count / 2))
         #expect {

@@ -74,10 +74,18 @@ def curl_pages(world, folder, expected):
 def pages_config(world, folder, name):
     """A curl config fetching a folder's pages on one connection; returns (path, pages)."""
     urls = world.page_urls(folder)
-    lines = [f'header = "@{world.auth}"', "fail"]
-    for url in urls:
-        lines += [f'url = "{url}"', 'output = "/dev/null"']
-    return world.curl_config(name, lines), len(urls)
+    return world.curl_config(name, ["fail"], urls), len(urls)
+
+
+def many_requests(world, name, settings, urls, expected, what, run, samples):
+    """Times one curl process sending a request to each URL on one connection (as the
+    daemon reuses its connections) and checks every status is `expected`."""
+    config = world.curl_config(f"{name}.conf", settings + ['write-out = "%{http_code}\\n"'], urls)
+    statuses = world.curl_dir / f"{name}.status"
+    with open(statuses, "w") as out:
+        sample(world, what, run, samples.add(timed(world.curl + ["-K", str(config)], world.s.op_timeout, stdout=out)))
+    if statuses.read_text().split().count(expected) != len(urls):
+        raise BenchFailure(f"{what}: not all {len(urls)} were {expected}")
 
 
 def ls_small(world, rec):
@@ -253,16 +261,9 @@ def create_rm(world, rec):
             raise BenchFailure(f"the server has {on_server} files in m{run}, expected {s.n_create}")
 
         folder = world.request("POST", f"/v1/items/{scratch}/children", {"name": f"c{run}", "kind": "folder"})["id"]
-        lines = [f'header = "@{world.auth}"', 'header = "Content-Type: application/octet-stream"',
-                 f'data-binary = "@{body}"', 'write-out = "%{http_code}\\n"']
-        for i in range(1, s.n_create + 1):
-            lines += [f'url = "{world.base}/v1/items/{folder}/children?name=f{i}.txt"', 'output = "/dev/null"']
-        config = world.curl_config(f"create-{run}.conf", lines)
-        statuses = world.curl_dir / "create.status"
-        with open(statuses, "w") as out:
-            sample(world, f"curl {s.n_create} POSTs", run, posts.add(timed(world.curl + ["-K", str(config)], t, stdout=out)))
-        if statuses.read_text().split().count("201") != s.n_create:
-            raise BenchFailure(f"curl POSTs: not all {s.n_create} were 201")
+        urls = [f"{world.base}/v1/items/{folder}/children?name=f{i}.txt" for i in range(1, s.n_create + 1)]
+        many_requests(world, f"create-{run}", ['header = "Content-Type: application/octet-stream"', f'data-binary = "@{body}"'],
+                      urls, "201", f"curl {s.n_create} POSTs", run, posts)
         local_c.add(timed(bash(CREATE_LOOP, local, s.n_create), t))
 
         with world.operation(removes):
@@ -270,15 +271,8 @@ def create_rm(world, rec):
         if any(name == f"m{run}" for _, name in world.children(scratch)):
             raise BenchFailure(f"m{run} still on the server after rm -r")
 
-        lines = [f'header = "@{world.auth}"', 'request = "DELETE"', 'write-out = "%{http_code}\\n"']
-        for identifier, _ in world.children(folder):
-            lines += [f'url = "{world.base}/v1/items/{identifier}"', 'output = "/dev/null"']
-        config = world.curl_config(f"delete-{run}.conf", lines)
-        statuses = world.curl_dir / "delete.status"
-        with open(statuses, "w") as out:
-            sample(world, f"curl {s.n_create} DELETEs", run, deletes.add(timed(world.curl + ["-K", str(config)], t, stdout=out)))
-        if statuses.read_text().split().count("204") != s.n_create:
-            raise BenchFailure(f"curl DELETEs: not all {s.n_create} were 204")
+        urls = [f"{world.base}/v1/items/{identifier}" for identifier, _ in world.children(folder)]
+        many_requests(world, f"delete-{run}", ['request = "DELETE"'], urls, "204", f"curl {s.n_create} DELETEs", run, deletes)
         local_rm.add(timed(["rm", "-r", str(local)], t))
     rec.compare(f"create {s.n_create} small files + sync", creates, f"curl: {s.n_create} POSTs, one process", posts,
                 ("max", 2), creates.notes())

@@ -245,8 +245,12 @@ class World:
                 return urls
         raise BenchFailure(f"listing of {folder} does not end")
 
-    def curl_config(self, name, lines):
-        """A curl config file (one curl process, one connection, many requests)."""
+    def curl_config(self, name, settings, urls):
+        """A curl config file: one curl process, one connection, a request to each URL with
+        the token's header and `settings`, every body discarded."""
+        lines = [f'header = "@{self.auth}"'] + settings
+        for url in urls:
+            lines += [f'url = "{url}"', 'output = "/dev/null"']
         path = self.curl_dir / name
         path.write_text("".join(line + "\n" for line in lines))
         return path
@@ -335,7 +339,6 @@ class World:
     def close(self):
         """Unmounts, stops what it started and removes the work directory (kept with
         SITEFS_BENCH_KEEP=1). False when something stayed mounted."""
-        clean = True
         if self.bin and self.is_mounted():
             self.sitefs("unmount", "--no-wait", str(self.mp), timeout=30, capture_output=True)
         if self.is_mounted():
@@ -356,7 +359,7 @@ class World:
             log(f"kept {self.work}")
         else:
             shutil.rmtree(self.work, ignore_errors=True)
-        return clean
+        return True
 
 
 def write_random(path, size):
