@@ -48,8 +48,17 @@ let package = Package(
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
         .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"], exclude: ["README.md"]),
-        // WebDAV over the HTTP client: listings so far (the DocumentBackend is coming).
-        .target(name: "SitefsWebDAVBackend", dependencies: ["SitefsWebDAV", "SitefsHTTP"]),
+        // A WebDAV server as a DocumentBackend, over the HTTP client: stable identities for
+        // path-named items (GRDB), listings streamed into pages, conditional PUT, MOVE.
+        .target(
+            name: "SitefsWebDAVBackend",
+            dependencies: [
+                "SitefsWebDAV", "SitefsHTTP", "SitefsProvider", "SitefsAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["README.md"]
+        ),
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
         .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
         // API v1 as a DocumentBackend (the client side of SitefsServerCore).
@@ -98,7 +107,7 @@ let package = Package(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine", "CLinux", "SitefsSync",
+                "SitefsCommandLine", "CLinux", "SitefsSync", "SitefsWebDAVBackend",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -186,7 +195,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SitefsWebDAVTests", dependencies: ["SitefsWebDAV"]),
-        .testTarget(name: "SitefsWebDAVBackendTests", dependencies: ["SitefsWebDAVBackend", "SitefsWebDAV", "SitefsHTTP", "SitefsTestSupport"]),
+        .testTarget(
+            name: "SitefsWebDAVBackendTests",
+            dependencies: [
+                "SitefsWebDAVBackend", "SitefsWebDAV", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
         .testTarget(
             name: "SitefsServerTests",

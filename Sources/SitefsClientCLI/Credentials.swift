@@ -1,21 +1,31 @@
 import Foundation
 import SitefsHTTPBackend
+import SitefsWebDAVBackend
 
-/// Session tokens per server, in `$XDG_CONFIG_HOME/sitefs/credentials.json` (0600, in a
-/// 0700 folder), written atomically. Tokens never go on a command line or into a log.
+/// Credentials per server, in `$XDG_CONFIG_HOME/sitefs/credentials.json` (0600, in a 0700
+/// folder), written atomically: a session token for sitefs-server; for a WebDAV server, the
+/// password (Basic auth has nothing else to keep) or a bearer token. Secrets never go on a
+/// command line or into a log.
 struct CredentialStore: Sendable {
     struct Entry: Codable, Sendable {
         var user: String
+        /// The session token (sitefs), or the WebDAV password or bearer token (see `scheme`).
         var token: String
         var expiresAt: String
         /// The certificate authorities given at login (`--ca-file`), used by later commands.
         var caFile: String?
+        /// What the server speaks; nil (written before WebDAV) is sitefs.
+        var backend: BackendKind?
+        /// For WebDAV: how `token` is sent (`basic`: it is the password; `bearer`).
+        var scheme: String?
 
         enum CodingKeys: String, CodingKey {
-            case user, token
+            case user, token, backend, scheme
             case expiresAt = "expires_at"
             case caFile = "ca_file"
         }
+
+        var kind: BackendKind { backend ?? .sitefs }
     }
 
     let file: URL
@@ -53,9 +63,10 @@ struct CredentialStore: Sendable {
         }
     }
 
-    /// Server URLs are compared without a trailing slash.
+    /// Server URLs are compared without a trailing slash, and `dav://` / `davs://` (as GNOME
+    /// and KDE write WebDAV URLs) as the `http://` / `https://` they stand for.
     static func normalize(_ url: String) -> String {
-        var url = url
+        var url = WebDAVLocation.httpURL(url) ?? url
         while url.hasSuffix("/") { url.removeLast() }
         return url
     }
@@ -85,5 +96,41 @@ final class CredentialFileTokens: TokenSource, @unchecked Sendable {
         let token = store.entry(for: server)?.token
         cached = (info.st_mtim, token)
         return token
+    }
+}
+
+/// A WebDAV mount's `Authorization` header, from the credentials file: re-read when the file
+/// changed, so signing in again while mounted takes effect without a remount.
+final class CredentialFileAuthorization: AuthorizationSource, @unchecked Sendable {
+    private let store: CredentialStore
+    private let server: String
+    private let lock = NSLock()
+    private var cached: (modified: timespec, value: String?)?
+
+    init(store: CredentialStore, server: String) {
+        self.store = store
+        self.server = server
+    }
+
+    func authorization() -> String? {
+        var info = stat()
+        guard stat(store.file.path, &info) == 0 else { return nil }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached, cached.modified.tv_sec == info.st_mtim.tv_sec, cached.modified.tv_nsec == info.st_mtim.tv_nsec {
+            return cached.value
+        }
+        let value = store.entry(for: server).flatMap(Self.header(for:))
+        cached = (info.st_mtim, value)
+        return value
+    }
+
+    /// The header value an entry signs in with.
+    static func header(for entry: CredentialStore.Entry) -> String? {
+        switch entry.scheme {
+        case "bearer": return "Bearer " + entry.token
+        case "basic": return "Basic " + Data("\(entry.user):\(entry.token)".utf8).base64EncodedString()
+        default: return nil
+        }
     }
 }

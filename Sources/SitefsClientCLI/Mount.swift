@@ -33,6 +33,7 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("write-back-delay"),
             help: "Seconds a closed file is left alone before it is uploaded (editors' temp-file saves fold into one version).")
     var writeBackDelay: Double = 2
+    @Option(help: "What the server speaks (sitefs or webdav): must be what it was signed in as.") var backend: BackendKind?
     @OptionGroup var transport: TransportOptions
     @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
 
@@ -50,6 +51,10 @@ struct Mount: ParsableCommand {
         if !daemonChild { try TransportSecurity.check(server, allowInsecureHTTP: transport.allowInsecureHTTP) }
         guard let credentials = CredentialStore.standard.entry(for: server) else {
             throw UserFacingError("not signed in to \(server): run `sitefs login \(server) --user NAME`")
+        }
+        if let backend, backend != credentials.kind {
+            throw UserFacingError("\(server) was signed in to as a \(credentials.kind.rawValue) server: run "
+                                  + "`sitefs login \(server) --user \(credentials.user) --backend \(backend.rawValue)` first")
         }
         let caFile = try TransportSecurity.caFile(for: server, given: transport.caFile, stored: credentials.caFile)
         var isDirectory: ObjCBool = false

@@ -6,6 +6,7 @@ import SitefsFUSE
 import SitefsHTTP
 import SitefsHTTPBackend
 import SitefsProvider
+import SitefsWebDAVBackend
 
 /// The mount process itself: checks the server, builds the layers, runs the FUSE session
 /// until unmounted, then gives pending uploads a chance to finish.
@@ -38,8 +39,7 @@ struct MountDaemon {
 
         let timeouts = HTTPClient.Timeouts(connect: .seconds(options.ioTimeout), lowSpeedLimit: 1,
                                            lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
-        let backend = HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
-                                          timeouts: timeouts, caFile: caFile)
+        let backend = try makeBackend(timeouts: timeouts, logger: logger)
         try probe(backend)
         let configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
@@ -79,9 +79,25 @@ struct MountDaemon {
         }
     }
 
+    /// The server's backend, as signed in: the project's API, or WebDAV with its identity
+    /// table in the cache folder (identities must outlive the mount: the journal and the
+    /// metadata cache refer to them).
+    private func makeBackend(timeouts: HTTPClient.Timeouts, logger: Logger) throws -> any DocumentBackend {
+        switch CredentialStore.standard.entry(for: server)?.kind ?? .sitefs {
+        case .sitefs:
+            return HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
+                                       timeouts: timeouts, caFile: caFile)
+        case .webdav:
+            guard let location = WebDAVLocation(server) else { throw UserFacingError("\(server) is not a usable WebDAV URL") }
+            let identities = try IdentityTable(path: URL(fileURLWithPath: cacheDirectory).appendingPathComponent("webdav-identities.sqlite").path)
+            return WebDAVDocumentBackend(location: location, credentials: CredentialFileAuthorization(store: .standard, server: server),
+                                         identities: identities, timeouts: timeouts, caFile: caFile, logger: logger)
+        }
+    }
+
     /// Checks sign-in and reachability before mounting, so `sitefs mount` can say why not.
     /// A busy or flaky server (5xx, 429, a reset) gets two more tries before that counts.
-    private func probe(_ backend: HTTPDocumentBackend) throws {
+    private func probe(_ backend: any DocumentBackend) throws {
         var attempt = 0
         while true {
             do throws(ProviderError) {

@@ -8,7 +8,7 @@ final class BodyReceiver {
     private enum Target {
         case memory(limit: Int)
         case descriptor(Int32, startOffset: Int64, path: String?, limit: ResponseSink.DownloadLimit?)
-        case chunks((UnsafeRawBufferPointer) throws -> Void)
+        case chunks((Int, UnsafeRawBufferPointer) throws -> Void)
     }
 
     private let target: Target
@@ -32,6 +32,9 @@ final class BodyReceiver {
             target = .descriptor(descriptor, startOffset: offset, path: path, limit: nil)
             ownsDescriptor = true
         case .chunks(let handler):
+            target = .chunks { _, chunk in try handler(chunk) }
+            ownsDescriptor = false
+        case .statusChunks(let handler):
             target = .chunks(handler)
             ownsDescriptor = false
         }
@@ -66,7 +69,7 @@ final class BodyReceiver {
             }
             try write(chunk, to: descriptor, at: startOffset + length, path: path)
         case .chunks(let handler):
-            do { try handler(chunk) } catch { throw .sinkFailed(error) }
+            do { try handler(status, chunk) } catch { throw .sinkFailed(error) }
         }
     }
 

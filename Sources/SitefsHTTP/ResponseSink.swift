@@ -18,6 +18,9 @@ public enum ResponseSink {
     /// Hand each chunk to the caller as it arrives, on the calling thread. The buffer is only
     /// valid during the call. Throwing aborts the transfer with `HTTPClientError.sinkFailed`.
     case chunks((UnsafeRawBufferPointer) throws -> Void)
+    /// As `chunks`, with the response's status (200 or 206, say) beside each chunk: a
+    /// ranged download can tell a server that sent the range from one that sent everything.
+    case statusChunks((Int, UnsafeRawBufferPointer) throws -> Void)
 
     /// How large a body written to a file may be: at most its Content-Length, which must fit
     /// on the disk with `reserve` bytes to spare, or `promised` bytes when the response has

@@ -45,6 +45,13 @@ public enum DAVHref {
         return result
     }
 
+    /// One path segment of a URL, percent-decoded and checked as an href's are: nil when it
+    /// is empty, `.`, `..`, or decodes to something with a `/` or NUL in it or not UTF-8.
+    public static func decodedSegment(_ segment: String) -> String? {
+        guard let name = decode(segment.utf8[...]), !name.isEmpty, name != ".", name != ".." else { return nil }
+        return name
+    }
+
     /// Percent-decodes one segment; nil for a bad escape, a decoded `/` or NUL, or bytes that
     /// are not UTF-8.
     static func decode(_ segment: Substring.UTF8View.SubSequence) -> String? {

@@ -14,15 +14,18 @@ public struct WebDAVEntry: Sendable, Equatable {
 public enum WebDAVListingError: Error, Sendable, CustomStringConvertible {
     /// The server could not be reached or the transfer broke.
     case transport(String, transient: Bool)
-    /// An HTTP status other than 207 Multi-Status.
-    case status(Int)
+    /// An HTTP status other than 207 Multi-Status, with the server's Retry-After if any.
+    case status(Int, String?)
+    /// The caller's `isCancelled` said so.
+    case cancelled
     /// The body was not a usable multistatus.
     case body(DAVParseError)
 
     public var description: String {
         switch self {
         case .transport(let why, _): why
-        case .status(let code): "PROPFIND answered HTTP \(code)"
+        case .status(let code, _): "PROPFIND answered HTTP \(code)"
+        case .cancelled: "the listing was abandoned"
         case .body(let error): error.description
         }
     }
@@ -58,37 +61,61 @@ public struct WebDAVListing: Sendable {
 
     /// The children of the collection at `components` below the mount URL, each handed to
     /// `onEntry` as its response arrives. The collection's own entry is returned; entries
-    /// that are not its direct children, or whose href cannot be a name (see `DAVHref`),
-    /// are handed to `onRefused` with the reason instead.
+    /// that are not its direct children, whose href cannot be a name (see `DAVHref`), or that
+    /// the server reports an error for, are handed to `onRefused` with the reason instead.
+    /// `isCancelled` is asked as the body arrives; true abandons the transfer.
     @discardableResult
-    public func children(of components: [String], onEntry: @escaping (WebDAVEntry) -> Void,
+    public func children(of components: [String], headers extra: [(String, String)] = [],
+                         isCancelled: (@Sendable () -> Bool)? = nil,
+                         onEntry: @escaping (WebDAVEntry) -> Void,
                          onRefused: @escaping (String) -> Void = { _ in }) throws(WebDAVListingError) -> WebDAVEntry? {
+        try propfind(components, depth: "1", collection: true, headers: extra, isCancelled: isCancelled,
+                     onEntry: onEntry, onRefused: onRefused)
+    }
+
+    /// The resource at `components` itself (`Depth: 0`), or nil when the server answered for
+    /// it with an error status inside the multistatus (the reason goes to `onRefused`).
+    public func resource(at components: [String], collection: Bool, headers extra: [(String, String)] = [],
+                         onRefused: @escaping (String) -> Void = { _ in }) throws(WebDAVListingError) -> WebDAVEntry? {
+        try propfind(components, depth: "0", collection: collection, headers: extra, isCancelled: nil,
+                     onEntry: { _ in }, onRefused: onRefused)
+    }
+
+    private func propfind(_ components: [String], depth: String, collection: Bool, headers extra: [(String, String)],
+                          isCancelled: (@Sendable () -> Bool)?, onEntry: @escaping (WebDAVEntry) -> Void,
+                          onRefused: @escaping (String) -> Void) throws(WebDAVListingError) -> WebDAVEntry? {
         var own: WebDAVEntry?
         let parser = MultistatusParser(limits: limits) { response in
             guard let path = DAVHref.components(of: response.href, below: basePath, origin: origin) else {
                 return onRefused("an href outside the mount or not a usable name: \(response.href.debugDescription)")
             }
+            if let status = response.status, !(200..<300).contains(status) {
+                return onRefused("the server reports HTTP \(status) for \(response.href.debugDescription)")
+            }
             let entry = WebDAVEntry(name: path.last ?? "", components: path, properties: response.properties)
             if path.count == components.count, Self.same(path, components) {
                 own = entry
-            } else if path.count == components.count + 1, Self.same(Array(path.dropLast()), components) {
+            } else if depth == "1", path.count == components.count + 1, Self.same(Array(path.dropLast()), components) {
                 onEntry(entry)
             } else {
                 onRefused("an entry that is not a child of the listed collection: \(response.href.debugDescription)")
             }
         }
-        var request = HTTPRequest(method: .propfind, path: basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/"),
-                                  headers: headers + [("Depth", "1"), ("Content-Type", "application/xml; charset=utf-8")],
+        var path = basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/")
+        if !components.isEmpty, collection { path += "/" }
+        var request = HTTPRequest(method: .propfind, path: path,
+                                  headers: headers + extra + [("Depth", depth), ("Content-Type", "application/xml; charset=utf-8")],
                                   body: .bytes(Self.requestBody))
-        if !components.isEmpty { request.path += "/" }
+        request.isCancelled = isCancelled
         let response: HTTPResponse
         do throws(HTTPClientError) {
             response = try client.send(request, into: .chunks { chunk in try parser.feed(chunk) })
         } catch {
             if case .sinkFailed(let failure) = error, let parse = failure as? DAVParseError { throw .body(parse) }
+            if case .cancelled = error { throw .cancelled }
             throw .transport(error.description, transient: error.isTransient)
         }
-        guard response.status == 207 else { throw .status(response.status) }
+        guard response.status == 207 else { throw .status(response.status, response.headers["Retry-After"]) }
         do throws(DAVParseError) { try parser.finish() } catch { throw .body(error) }
         return own
     }

@@ -77,3 +77,12 @@ public final class WsgiDAVServer: @unchecked Sendable {
         (try? String(contentsOf: file, encoding: .utf8)) ?? ""
     }
 }
+
+extension WsgiDAVServer: WebDAVTestServer {
+    /// WsgiDAV's `baseURL`.
+    public var origin: String { baseURL }
+    /// WsgiDAV serves `root` as the whole server.
+    public var collectionPath: String { "/" }
+    /// WsgiDAV runs as the test's user.
+    public var diskOwner: TestAccount? { nil }
+}

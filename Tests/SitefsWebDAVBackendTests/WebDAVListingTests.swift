@@ -62,7 +62,7 @@ import Testing
             #expect {
                 try children(listing(server), ["nowhere"])
             } throws: { error in
-                if case .status(404) = error as? WebDAVListingError { return true }
+                if case .status(404, _) = error as? WebDAVListingError { return true }
                 return false
             }
         }

@@ -1,0 +1,229 @@
+import Foundation
+import GRDB
+
+/// Stable local identifiers for a server that names its items by path.
+///
+/// A WebDAV server has no item ids (RFC 4918 names resources by URL), but the File Provider
+/// model needs one that survives a rename: open files, the upload journal and the metadata
+/// cache all hold identifiers, and a document renamed on the mount must still be the same
+/// document. So this table gives every path seen a number, kept as a tree (parent, name),
+/// which moves with its item: renaming a folder moves one row and its whole subtree with it.
+/// Where the server offers a file id that survives renames (`oc:fileid`), it is recorded and
+/// trusted over the path: an item renamed on the server keeps its number too.
+///
+/// Numbers are never reused (AUTOINCREMENT): a number the cache or journal still holds for a
+/// deleted item must not come to mean another one. The table lives in the mount's cache
+/// folder (`webdav-identities.sqlite`), fsynced per transaction, since the upload journal
+/// refers to its numbers across a crash; names are compared as bytes (SQLite's BINARY
+/// collation), so "café" in NFC and in NFD are two names, as they are to the server.
+public final class IdentityTable: Sendable {
+    public typealias Node = Int64
+    /// The mount URL's own collection: the parent of the sites.
+    public static let root: Node = 0
+    /// How deep a path may be; a chain of parents longer than this is a corrupt table.
+    static let maximumDepth = 256
+
+    private let queue: DatabaseQueue
+
+    /// Opens (creating) the table at `path`; nil keeps it in memory (tests).
+    public init(path: String?) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        queue = try path.map { try DatabaseQueue(path: $0, configuration: configuration) } ?? DatabaseQueue(configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE nodes (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    parent INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    file_id TEXT UNIQUE,
+                    is_collection INTEGER NOT NULL DEFAULT 0,
+                    kept_modified INTEGER,
+                    kept_for_version TEXT,
+                    UNIQUE (parent, name)
+                );
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    /// One child as a listing reports it.
+    public struct Sighting: Sendable {
+        public var name: String
+        public var isCollection: Bool
+        public var fileID: String?
+        /// The server's version of it, to find a modification time kept for that version.
+        public var version: String?
+        public init(name: String, isCollection: Bool, fileID: String? = nil, version: String? = nil) {
+            self.name = name
+            self.isCollection = isCollection
+            self.fileID = fileID
+            self.version = version
+        }
+    }
+
+    /// A sighting's number, and the modification time kept for its version (see `keep`).
+    public struct Resolved: Sendable, Equatable {
+        public var node: Node
+        public var keptModified: Int64?
+        public init(node: Node, keptModified: Int64?) {
+            self.node = node
+            self.keptModified = keptModified
+        }
+    }
+
+    /// The numbers of `children` of `parent`, made where new, in one transaction (a listing
+    /// page: one commit for the lot).
+    public func nodes(for children: [Sighting], in parent: Node) throws -> [Resolved] {
+        try queue.write { db in
+            let kept = try db.cachedStatement(sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?")
+            return try children.map { sighting in
+                let node = try Self.node(for: sighting, in: parent, db)
+                let time = try sighting.version.flatMap { try Int64.fetchOne(kept, arguments: [node, $0]) }
+                return Resolved(node: node, keptModified: time)
+            }
+        }
+    }
+
+    public func node(for sighting: Sighting, in parent: Node) throws -> Node {
+        try queue.write { db in try Self.node(for: sighting, in: parent, db) }
+    }
+
+    /// The number of an existing child, or nil.
+    public func existingNode(named name: String, in parent: Node) throws -> Node? {
+        try queue.read { db in
+            try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?", arguments: [parent, name])
+        }
+    }
+
+    private static func node(for sighting: Sighting, in parent: Node, _ db: Database) throws -> Node {
+        let here = try Row.fetchOne(db, sql: "SELECT id, file_id FROM nodes WHERE parent = ? AND name = ?",
+                                    arguments: [parent, sighting.name])
+        let node = try resolve(sighting, in: parent, here: here, db)
+        try db.execute(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?", arguments: [sighting.isCollection, node])
+        return node
+    }
+
+    private static func resolve(_ sighting: Sighting, in parent: Node, here: Row?, _ db: Database) throws -> Node {
+        guard let fileID = sighting.fileID else {
+            if let here { return here["id"] }
+            return try insert(sighting, in: parent, db)
+        }
+        if let known = try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE file_id = ?", arguments: [fileID]) {
+            // The server's id says which item this is, wherever it was seen before.
+            if let here, here["id"] as Node != known { try removeSubtree(here["id"], db) }
+            try db.execute(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?", arguments: [parent, sighting.name, known])
+            return known
+        }
+        if let here {
+            let hereFileID: String? = here["file_id"]
+            if hereFileID == nil {
+                try db.execute(sql: "UPDATE nodes SET file_id = ? WHERE id = ?", arguments: [fileID, here["id"] as Node])
+                return here["id"]
+            }
+            // Another item now has this name: the old one was deleted or moved away.
+            try removeSubtree(here["id"], db)
+        }
+        return try insert(sighting, in: parent, db)
+    }
+
+    private static func insert(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Node {
+        try db.execute(sql: "INSERT INTO nodes (parent, name, file_id) VALUES (?, ?, ?)",
+                       arguments: [parent, sighting.name, sighting.fileID])
+        return db.lastInsertedRowID
+    }
+
+    /// Where a node is on the server.
+    public struct Location: Sendable, Equatable {
+        /// Names below the mount URL, outermost first.
+        public var components: [String]
+        public var isCollection: Bool
+        /// The node of the outermost collection on the way: the site the node is in.
+        public var site: Node
+        /// The collection it is in (`root` for a site).
+        public var parent: Node
+    }
+
+    /// Where `node` is below the mount URL; nil for a number this table does not know (never
+    /// made, or removed since).
+    public func location(of node: Node) throws -> Location? {
+        guard node != Self.root else { return Location(components: [], isCollection: true, site: Self.root, parent: Self.root) }
+        return try queue.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                WITH RECURSIVE up(id, parent, name, depth) AS (
+                    SELECT id, parent, name, 0 FROM nodes WHERE id = ?
+                    UNION ALL
+                    SELECT nodes.id, nodes.parent, nodes.name, up.depth + 1 FROM nodes JOIN up ON nodes.id = up.parent
+                    WHERE up.depth < ?
+                )
+                SELECT id, parent, name FROM up ORDER BY depth DESC
+                """, arguments: [node, Self.maximumDepth])
+            // A chain that does not end at the root belongs to a removed folder.
+            guard let top = rows.first, top["parent"] as Node == Self.root else { return nil }
+            let collection = try Bool.fetchOne(db, sql: "SELECT is_collection FROM nodes WHERE id = ?", arguments: [node]) ?? false
+            return Location(components: rows.map { $0["name"] as String }, isCollection: collection, site: top["id"],
+                            parent: rows.last!["parent"])
+        }
+    }
+
+    /// `node` now lives at `name` in `parent` (a MOVE the server did); whatever was there is
+    /// gone (an overwrite).
+    public func move(_ node: Node, to parent: Node, name: String) throws {
+        try queue.write { db in
+            if let there = try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?", arguments: [parent, name]),
+               there != node {
+                try Self.removeSubtree(there, db)
+            }
+            try db.execute(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?", arguments: [parent, name, node])
+        }
+    }
+
+    /// `node` and everything below it are gone from the server.
+    public func remove(_ node: Node) throws {
+        try queue.write { db in try Self.removeSubtree(node, db) }
+    }
+
+    /// After a whole listing of `parent`: children it did not report are gone.
+    public func prune(childrenOf parent: Node, keeping seen: Set<Node>) throws {
+        try queue.write { db in
+            let known = try Node.fetchAll(db, sql: "SELECT id FROM nodes WHERE parent = ?", arguments: [parent])
+            for node in known where !seen.contains(node) { try Self.removeSubtree(node, db) }
+        }
+    }
+
+    private static func removeSubtree(_ node: Node, _ db: Database) throws {
+        try db.execute(sql: """
+            WITH RECURSIVE below(id, depth) AS (
+                SELECT ?, 0
+                UNION ALL
+                SELECT nodes.id, below.depth + 1 FROM nodes JOIN below ON nodes.parent = below.id WHERE below.depth < ?
+            )
+            DELETE FROM nodes WHERE id IN (SELECT id FROM below)
+            """, arguments: [node, maximumDepth])
+    }
+
+    // MARK: Modification times the server would not take
+
+    /// Remembers a modification time set here that the server could not store, for as long
+    /// as the server's version of the item is still `version`: `rsync -a` run twice then
+    /// sees the times it set and transfers nothing the second time.
+    public func keep(modified microseconds: Int64, of node: Node, version: String) throws {
+        try queue.write { db in
+            try db.execute(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?",
+                           arguments: [microseconds, version, node])
+        }
+    }
+
+    /// The time kept for `node` if the server still has `version` of it.
+    public func keptModified(of node: Node, version: String) throws -> Int64? {
+        try queue.read { db in
+            try Int64.fetchOne(db, sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?",
+                               arguments: [node, version])
+        }
+    }
+}

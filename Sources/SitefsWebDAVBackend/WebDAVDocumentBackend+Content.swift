@@ -1,0 +1,158 @@
+import Foundation
+import SitefsAPI
+import SitefsHTTP
+import SitefsProvider
+import SitefsWebDAV
+
+extension WebDAVDocumentBackend {
+    // MARK: Downloads
+
+    public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                             into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
+        let (_, location) = try resolve(file)
+        var headers: [(String, String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
+        if let ifNoneMatch, let value = EntityTag.anyHeader(for: ifNoneMatch) { headers.append(("If-None-Match", value)) }
+        // A reader keeps the version it opened: the server refuses another (412), where it can.
+        if let version, let value = EntityTag.strongHeader(for: version) { headers.append(("If-Match", value)) }
+        let window = RangeWindow(range: range, sink: sink)
+        var request = HTTPRequest(method: .get, path: location.pathForRequest(in: self.location), headers: headers,
+                                  appliesOverallTimeout: false)
+        if cancellation.mayCancel { request.isCancelled = { cancellation.isCancelled } }
+        let response: HTTPResponse
+        do throws(ProviderError) {
+            response = try transport.send(request, into: window.responseSink)
+        } catch {
+            if let overflow = window.failure { throw overflow }
+            throw error
+        }
+        switch response.status {
+        case 304:
+            return .notModified
+        case 200, 206:
+            if range != nil, response.status == 200 {
+                sayOnce("range", "the server ignores Range (it sends whole files): partial reads download everything")
+            }
+            let total = try Self.totalSize(response, range: range)
+            let seconds = response.headers["Last-Modified"].flatMap(HTTPDate.secondsSinceEpoch) ?? 0
+            let fetched = EntityTag.version(fromHeader: response.headers["ETag"])
+                ?? EntityTag.fallbackVersion(size: total, modifiedSeconds: seconds)
+            // Where the server could not be asked to keep the version, it is checked here.
+            if let version, EntityTag.strongHeader(for: version) == nil, fetched != version {
+                throw .versionMismatch(current: nil)
+            }
+            return .fetched(version: fetched, totalSize: total)
+        default:
+            throw WebDAVTransport.error(for: response, "GET \(location.components.last ?? "")")
+        }
+    }
+
+    /// The whole content's size: from Content-Range for 206, Content-Length otherwise.
+    static func totalSize(_ response: HTTPResponse, range: ClosedRange<Int64>?) throws(ProviderError) -> Int64 {
+        let total: Int64?
+        if response.status == 206 {
+            total = response.headers["Content-Range"].flatMap { header in
+                header.lastIndex(of: "/").flatMap { Int64(header[header.index(after: $0)...].trimmingCharacters(in: .whitespaces)) }
+            }
+        } else {
+            total = response.headers["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? response.bodyLength
+        }
+        guard let total, (0...ProviderItem.maximumSize).contains(total) else {
+            throw .invalidResponse("a content response without a usable size")
+        }
+        return total
+    }
+
+    // MARK: Uploads
+
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
+                           progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
+        let (parentNode, parentLocation) = try resolve(parent)
+        guard parentLocation.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+        let target = IdentityTable.Location(components: parentLocation.components + [name], isCollection: false,
+                                            site: parentLocation.site, parent: parentNode)
+        // Not every server honours If-None-Match on PUT (see README): asked first, so an
+        // existing file is never overwritten by a create.
+        if try exists(target) { throw .nameTaken("\(name) exists on the server") }
+        let response = try put(path, to: target, headers: [("If-None-Match", "*")], modified: modified, progress: progress)
+        guard [200, 201, 204].contains(response.status) else {
+            if response.status == 412 { throw .nameTaken("\(name) exists on the server") }
+            if response.status == 409 { throw .notFound }  // the folder is gone
+            throw WebDAVTransport.error(for: response, "PUT \(name)")
+        }
+        let node = try table { try identities.node(for: .init(name: name, isCollection: false), in: parentNode) }
+        return try uploaded(node, at: target, response: response, modified: modified)
+    }
+
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
+                              progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
+        let (node, location) = try resolve(file)
+        var headers: [(String, String)] = []
+        if let baseVersion {
+            // Checked here first, since not every server honours If-Match on PUT (see
+            // README), and a weak or made-up version cannot be sent at all; If-Match then
+            // closes the window between the two where the server can.
+            let current = try freshItem(node, at: location)
+            guard current.version == baseVersion else { throw .versionMismatch(current: current) }
+            if let value = EntityTag.strongHeader(for: baseVersion) { headers.append(("If-Match", value)) }
+        }
+        let response = try put(path, to: location, headers: headers, modified: modified, progress: progress)
+        guard [200, 201, 204].contains(response.status) else {
+            if response.status == 412 { throw .versionMismatch(current: try? freshItem(node, at: location)) }
+            throw WebDAVTransport.error(for: response, "PUT \(location.components.last ?? "")")
+        }
+        return try uploaded(node, at: location, response: response, modified: modified)
+    }
+
+    /// A PUT streamed from `path` (never whole in memory), with Nextcloud's and ownCloud's
+    /// `X-OC-Mtime` when a modification time is given (other servers ignore it).
+    private func put(_ path: String, to location: IdentityTable.Location, headers: [(String, String)], modified: Timestamp?,
+                     progress: TransferProgress?) throws(ProviderError) -> HTTPResponse {
+        var headers = headers + [("Content-Type", "application/octet-stream")]
+        if let modified { headers.append(("X-OC-Mtime", String(modified.timespecParts.seconds))) }
+        var request = HTTPRequest(method: .put, path: location.pathForRequest(in: self.location), headers: headers,
+                                  body: .file(path: path), appliesOverallTimeout: false)
+        if let progress { request.onBodyProgress = { progress.update(sent: $0) } }
+        return try transport.send(request)
+    }
+
+    /// The item an upload made, as the server describes it now; a modification time the
+    /// server did not take is kept here for that version.
+    private func uploaded(_ node: IdentityTable.Node, at location: IdentityTable.Location, response: HTTPResponse,
+                          modified: Timestamp?) throws(ProviderError) -> ProviderItem {
+        var item = try freshItem(node, at: location)
+        if let modified, response.headers["X-OC-MTime"]?.lowercased() != "accepted",
+           item.modified.timespecParts.seconds != modified.timespecParts.seconds || modified.microseconds % 1_000_000 != 0 {
+            try table { try identities.keep(modified: modified.microseconds, of: node, version: item.version) }
+            item.modified = modified
+            item.created = modified
+        }
+        return item
+    }
+
+    /// Whether the server has anything at `location` (a file or a collection).
+    func exists(_ location: IdentityTable.Location) throws(ProviderError) -> Bool {
+        let request = HTTPRequest(method: .head, path: location.pathForRequest(in: self.location))
+        let response = try transport.send(request)
+        switch response.status {
+        case 200...299: return true
+        case 404, 410: return false
+        // A HEAD a server answers for files only (a collection): ask for its properties.
+        case 301, 302, 307, 308, 405:
+            do throws(WebDAVListingError) {
+                return try listing.resource(at: location.components, collection: true, headers: transport.authorizationHeaders) != nil
+            } catch {
+                if case .status(404, _) = error { return false }
+                throw WebDAVTransport.error(for: error, "PROPFIND \(location.components.last ?? "")")
+            }
+        default: throw WebDAVTransport.error(for: response, "HEAD \(location.components.last ?? "")")
+        }
+    }
+}
+
+extension IdentityTable.Location {
+    /// The request path of this location below the mount URL.
+    func pathForRequest(in mount: WebDAVLocation) -> String {
+        mount.path(of: components, collection: isCollection)
+    }
+}

@@ -1,0 +1,101 @@
+import SitefsAPI
+import SitefsHTTP
+import SitefsProvider
+
+extension WebDAVDocumentBackend {
+    public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        let (parentNode, parentLocation) = try resolve(parent)
+        guard parentLocation.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+        let target = IdentityTable.Location(components: parentLocation.components + [name], isCollection: true,
+                                            site: parentLocation.site, parent: parentNode)
+        let response = try transport.send(HTTPRequest(method: .mkcol, path: target.pathForRequest(in: location)))
+        switch response.status {
+        case 201, 200, 204: break
+        case 405: throw .nameTaken("\(name) exists on the server")  // RFC 4918 §9.3.1
+        case 409: throw .notFound  // the parent is gone
+        default: throw WebDAVTransport.error(for: response, "MKCOL \(name)")
+        }
+        let node = try table { try identities.node(for: .init(name: name, isCollection: true), in: parentNode) }
+        return try freshItem(node, at: target)
+    }
+
+    /// Rename and move (MOVE, RFC 4918 §9.9), within a site; a new modification time is kept
+    /// here (WebDAV servers protect `getlastmodified`: Apache, nginx and WsgiDAV refuse a
+    /// PROPPATCH of it). With `replaceExisting`, the item moves over what has the name, and
+    /// the result keeps the replaced item's identity, as the project's API does: an editor's
+    /// save by rename stays the same document.
+    public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        let (node, location) = try resolve(item)
+        guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not renamed here") }
+        var targetParent = location.parent
+        var targetComponents = Array(location.components.dropLast())
+        if let parent = changes.parent {
+            guard parent.site == item.site else { throw .crossSite }
+            let (parentNode, parentLocation) = try resolve(parent)
+            guard parentLocation.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+            targetParent = parentNode
+            targetComponents = parentLocation.components
+        }
+        let name = changes.name ?? location.components.last ?? ""
+        var result = node
+        var resultLocation = location
+        if targetParent != location.parent || !ItemName.same(name, location.components.last ?? "") {
+            let target = IdentityTable.Location(components: targetComponents + [name], isCollection: location.isCollection,
+                                                site: location.site, parent: targetParent)
+            let replaced = try table { try identities.existingNode(named: name, in: targetParent) }
+            try move(location, to: target, replacing: changes.replaceExisting)
+            if changes.replaceExisting, let replaced, replaced != node {
+                try table {
+                    try identities.remove(node)
+                    _ = try identities.node(for: .init(name: name, isCollection: location.isCollection), in: targetParent)
+                }
+                result = replaced
+            } else {
+                try table { try identities.move(node, to: targetParent, name: name) }
+            }
+            resultLocation = target
+        }
+        var fresh = try freshItem(result, at: resultLocation)
+        if let modified = changes.modified {
+            try table { try identities.keep(modified: modified.microseconds, of: result, version: fresh.version) }
+            fresh.modified = modified
+            fresh.created = modified
+        }
+        return fresh
+    }
+
+    private func move(_ source: IdentityTable.Location, to target: IdentityTable.Location, replacing: Bool) throws(ProviderError) {
+        if !replacing, try exists(target) {
+            // Asked first: not every server honours `Overwrite: F` (see README).
+            throw .nameTaken("\(target.components.last ?? "") exists on the server")
+        }
+        let headers = [("Destination", location.url(of: target.pathForRequest(in: location))), ("Overwrite", replacing ? "T" : "F")]
+        let response = try transport.send(HTTPRequest(method: .move, path: source.pathForRequest(in: location), headers: headers))
+        switch response.status {
+        case 201, 204, 200: return
+        case 207: throw transport.multistatusFailure(response, "MOVE \(source.components.last ?? "")")
+        case 412: throw .nameTaken("\(target.components.last ?? "") exists on the server")  // Overwrite: F
+        case 409: throw .notFound  // the target folder is gone
+        default: throw WebDAVTransport.error(for: response, "MOVE \(source.components.last ?? "")")
+        }
+    }
+
+    public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
+        let (node, location) = try resolve(item)
+        guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not deleted here") }
+        var headers: [(String, String)] = []
+        if let baseVersion, !location.isCollection, let value = EntityTag.strongHeader(for: baseVersion) {
+            headers.append(("If-Match", value))
+        }
+        let response = try transport.send(HTTPRequest(method: .delete, path: location.pathForRequest(in: self.location), headers: headers))
+        switch response.status {
+        case 200, 204: break
+        case 207: throw transport.multistatusFailure(response, "DELETE \(location.components.last ?? "")")
+        case 404, 410:
+            try table { try identities.remove(node) }
+            throw .notFound
+        default: throw WebDAVTransport.error(for: response, "DELETE \(location.components.last ?? "")")
+        }
+        try table { try identities.remove(node) }
+    }
+}

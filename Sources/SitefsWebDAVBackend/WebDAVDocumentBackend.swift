@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import SitefsAPI
+import SitefsHTTP
+import SitefsProvider
+import SitefsWebDAV
+import Synchronization
+
+/// A WebDAV server (RFC 4918) as a `DocumentBackend`: the collections directly under the
+/// mount URL are the sites, items get stable identities from `IdentityTable`, listings are
+/// PROPFIND `Depth: 1` served page by page as they stream in (`ListingStreams`), content is
+/// ranged GET, saves are conditional PUTs, renames MOVE. README.md beside this file writes
+/// down how the model maps and what each server tested does differently.
+public final class WebDAVDocumentBackend: DocumentBackend {
+    let transport: WebDAVTransport
+    let listing: WebDAVListing
+    let identities: IdentityTable
+    let streams: ListingStreams
+    let logger: Logger
+    /// Things said once per mount: a file without an ETag, a server ignoring Range.
+    private let said = Mutex<Set<String>>([])
+    /// Children resolved and checked in one identity transaction while a listing streams.
+    static let listingBatch = 256
+
+    public init(location: WebDAVLocation, credentials: any AuthorizationSource, identities: IdentityTable,
+                timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil, logger: Logger) {
+        let client = HTTPClient(baseURL: location.origin, timeouts: timeouts, caFile: caFile)
+        transport = WebDAVTransport(client: client, location: location, credentials: credentials)
+        listing = WebDAVListing(client: client, basePath: location.basePath, origin: location.origin)
+        self.identities = identities
+        let wait = timeouts.overall ?? timeouts.lowSpeedTime * 3
+        streams = ListingStreams(pageWait: Double(wait.components.seconds) + 1)
+        self.logger = logger
+    }
+
+    var location: WebDAVLocation { transport.location }
+
+    // MARK: Enumeration and metadata
+
+    public func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        let root = IdentityTable.Location(components: [], isCollection: true, site: IdentityTable.root, parent: IdentityTable.root)
+        return try page(of: IdentityTable.root, at: root, shownAs: nil, after: token, limit: limit)
+    }
+
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        let (node, location) = try resolve(folder)
+        return try page(of: node, at: location, shownAs: folder, after: token, limit: limit)
+    }
+
+    public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        let (node, location) = try resolve(identifier)
+        return try freshItem(node, at: location)
+    }
+
+    /// The item at `node` as the server has it now (`PROPFIND Depth: 0`).
+    func freshItem(_ node: IdentityTable.Node, at location: IdentityTable.Location) throws(ProviderError) -> ProviderItem {
+        let operation = "PROPFIND \(location.components.last ?? "/")"
+        let entry: WebDAVEntry?
+        do throws(WebDAVListingError) {
+            entry = try listing.resource(at: location.components, collection: location.isCollection,
+                                         headers: transport.authorizationHeaders)
+        } catch {
+            throw WebDAVTransport.error(for: error, operation)
+        }
+        guard let entry else { throw .notFound }
+        let sighting = sighting(of: entry)
+        let resolved = try table { try identities.nodes(for: [sighting], in: location.parent) }[0]
+        // Another item has the name now (the server's file id says so): this one is gone.
+        guard resolved.node == node else { throw .notFound }
+        let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
+        let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
+        noteUntagged(entry)
+        return try WebDAVItems.item(named: entry.name, entry.properties, at: placement)
+    }
+
+    // MARK: Listings
+
+    private func page(of folder: IdentityTable.Node, at location: IdentityTable.Location, shownAs identifier: ItemIdentifier?,
+                      after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        guard location.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+        var skip = 0
+        if let token {
+            guard let (stream, position) = streams.stream(for: token) else {
+                throw .invalidResponse("a listing token that is not this backend's: \(token.rawValue.prefix(40))")
+            }
+            if let stream { return try streams.page(of: stream, at: position, limit: limit) }
+            skip = position  // that listing is gone: list again, from where the caller is
+        }
+        let stream = streams.start(skipping: skip) { [self] stream in
+            produce(into: stream, folder: folder, at: location, shownAs: identifier)
+        }
+        return try streams.page(of: stream, at: skip, limit: limit)
+    }
+
+    /// The producer of one listing (its own thread): the PROPFIND, identities in batches, the
+    /// checked items into the stream; the children the server no longer has forgotten.
+    private func produce(into stream: ListingStreams.Stream, folder: IdentityTable.Node, at location: IdentityTable.Location,
+                         shownAs identifier: ItemIdentifier?) {
+        var pending: [WebDAVEntry] = []
+        var refused: [String] = []
+        var seen = Set<IdentityTable.Node>()
+        var failure: ProviderError?
+        let flush = { [self] in
+            guard failure == nil, !pending.isEmpty || !refused.isEmpty else { return }
+            do throws(ProviderError) {
+                let resolved = try table { try identities.nodes(for: pending.map(sighting(of:)), in: folder) }
+                var items: [ProviderItem] = []
+                items.reserveCapacity(pending.count)
+                for (entry, found) in zip(pending, resolved) {
+                    seen.insert(found.node)
+                    // A site is its own site; anything deeper is in the folder's.
+                    let placement = WebDAVItems.Placement(node: found.node, site: identifier == nil ? found.node : location.site,
+                                                          parent: identifier, keptModified: found.keptModified)
+                    do throws(ProviderError) {
+                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, at: placement))
+                        noteUntagged(entry)
+                    } catch {
+                        refused.append(error.description)
+                    }
+                }
+                if !stream.deliver(items, refused: refused) { failure = .cancelled }
+            } catch {
+                failure = error
+            }
+            pending.removeAll(keepingCapacity: true)
+            refused.removeAll()
+        }
+        do throws(WebDAVListingError) {
+            try listing.children(of: location.components, headers: transport.authorizationHeaders,
+                                 isCancelled: { stream.isAbandoned },
+                                 onEntry: { entry in
+                                     pending.append(entry)
+                                     if pending.count >= Self.listingBatch { flush() }
+                                 },
+                                 onRefused: { refused.append($0) })
+            flush()
+        } catch {
+            failure = failure ?? WebDAVTransport.error(for: error, "PROPFIND \(location.components.last ?? "/")")
+        }
+        if failure == nil {
+            do throws(ProviderError) {
+                try table { try identities.prune(childrenOf: folder, keeping: seen) }
+            } catch {
+                failure = error
+            }
+        }
+        stream.finish(failure)
+    }
+
+    func sighting(of entry: WebDAVEntry) -> IdentityTable.Sighting {
+        let properties = entry.properties
+        let size = properties.contentLength.flatMap { Int64($0.trimmingASCIIWhitespace) } ?? 0
+        let seconds = properties.lastModified.flatMap(HTTPDate.secondsSinceEpoch) ?? 0
+        let version = WebDAVItems.version(of: properties, size: size, modifiedSeconds: seconds).version
+        return IdentityTable.Sighting(name: entry.name, isCollection: properties.isCollection, fileID: properties.fileID,
+                                      version: version)
+    }
+
+    /// Says once that files come without an ETag, and what sitefs does instead.
+    private func noteUntagged(_ entry: WebDAVEntry) {
+        guard !entry.properties.isCollection, EntityTag.version(fromHeader: entry.properties.etag) == nil else { return }
+        sayOnce("untagged", "the server gives no ETag for files (first: \(entry.name.debugDescription.prefix(80))): "
+                + "versions are size + last-modified, and a save cannot be made conditional on them by the server")
+    }
+
+    func sayOnce(_ key: String, _ message: @autoclosure () -> String) {
+        guard said.withLock({ $0.insert(key).inserted }) else { return }
+        logger.warning("\(message())")
+    }
+
+    // MARK: The change feed
+
+    /// WebDAV has no change feed (RFC 6578 sync-collection is rare and per collection): remote
+    /// changes show as listings and items are revalidated after `--cache-ttl`, and a file's
+    /// version on open. The feed is empty, and costs no request.
+    public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
+        ChangeBatch(changes: [], next: PageToken("webdav"), hasMore: false)
+    }
+
+    // MARK: Identities
+
+    /// The node and where it is, for an identifier this backend made; `notFound` for one it
+    /// does not know (any more) or whose site does not match.
+    func resolve(_ identifier: ItemIdentifier) throws(ProviderError) -> (IdentityTable.Node, IdentityTable.Location) {
+        guard let node = IdentityTable.Node(identifier.id), let site = IdentityTable.Node(identifier.site), node > 0 else {
+            throw .notFound
+        }
+        guard let location = try table({ try identities.location(of: node) }), location.site == site else { throw .notFound }
+        return (node, location)
+    }
+
+    /// Runs an identity-table call; a database failure is a local I/O error.
+    func table<T>(_ body: () throws -> T) throws(ProviderError) -> T {
+        do { return try body() } catch { throw .localIO("identity table: \(error)") }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import SitefsWebDAVBackend
+import Testing
+
+/// Stable identities for path-named items: what survives renames, remounts and the server's
+/// own file ids.
+@Suite struct IdentityTableTests {
+    private func sighting(_ name: String, collection: Bool = false, fileID: String? = nil) -> IdentityTable.Sighting {
+        .init(name: name, isCollection: collection, fileID: fileID)
+    }
+
+    @Test func aPathKeepsItsNumberAndANewOneGetsANewNumber() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("Harbour Tower", collection: true), in: IdentityTable.root)
+        let first = try table.nodes(for: [sighting("a.txt"), sighting("b.txt")], in: site).map(\.node)
+        let again = try table.nodes(for: [sighting("b.txt"), sighting("a.txt")], in: site).map(\.node)
+        #expect(again == [first[1], first[0]])
+        let location = try #require(try table.location(of: first[0]))
+        #expect(location.components == ["Harbour Tower", "a.txt"] && location.site == site && location.parent == site)
+        #expect(!location.isCollection)
+        #expect(try table.location(of: site)?.isCollection == true)
+    }
+
+    @Test func namesAreComparedAsBytes() throws {
+        let table = try IdentityTable(path: nil)
+        let composed = try table.node(for: sighting("caf\u{e9}"), in: IdentityTable.root)
+        let decomposed = try table.node(for: sighting("cafe\u{301}"), in: IdentityTable.root)
+        #expect(composed != decomposed)
+    }
+
+    @Test func aMovedFolderTakesItsSubtreeAlong() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let folder = try table.node(for: sighting("Plans", collection: true), in: site)
+        let file = try table.node(for: sighting("deep.txt"), in: folder)
+        let other = try table.node(for: sighting("Archive", collection: true), in: site)
+        try table.move(folder, to: other, name: "Old plans")
+        #expect(try table.location(of: file)?.components == ["S", "Archive", "Old plans", "deep.txt"])
+        #expect(try table.existingNode(named: "Plans", in: site) == nil)
+    }
+
+    @Test func aMoveOverAnExistingNameReplacesItAndARemovedSubtreeIsForgotten() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let old = try table.node(for: sighting("doc.odt"), in: site)
+        let temp = try table.node(for: sighting(".~tmp"), in: site)
+        try table.move(temp, to: site, name: "doc.odt")
+        #expect(try table.location(of: old) == nil)
+        #expect(try table.location(of: temp)?.components == ["S", "doc.odt"])
+        let folder = try table.node(for: sighting("F", collection: true), in: site)
+        let inside = try table.node(for: sighting("x"), in: folder)
+        try table.remove(folder)
+        #expect(try table.location(of: inside) == nil)
+        // Numbers are never reused: a cached number of a deleted item cannot come to mean another.
+        let fresh = try table.node(for: sighting("F", collection: true), in: site)
+        #expect(fresh > inside)
+    }
+
+    @Test func pruningForgetsChildrenAListingNoLongerReports() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let nodes = try table.nodes(for: [sighting("keep"), sighting("gone")], in: site).map(\.node)
+        try table.prune(childrenOf: site, keeping: [nodes[0]])
+        #expect(try table.location(of: nodes[0]) != nil)
+        #expect(try table.location(of: nodes[1]) == nil)
+    }
+
+    @Test func theServersFileIDFollowsARenameMadeOnTheServer() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let original = try table.node(for: sighting("report.docx", fileID: "117"), in: site)
+        // Seen again under another name, with the same file id: the same item.
+        let renamed = try table.node(for: sighting("report final.docx", fileID: "117"), in: site)
+        #expect(renamed == original)
+        #expect(try table.location(of: original)?.components == ["S", "report final.docx"])
+        // Another file id at a known name: another item.
+        let replaced = try table.node(for: sighting("report final.docx", fileID: "118"), in: site)
+        #expect(replaced != original)
+        #expect(try table.location(of: original) == nil)
+    }
+
+    @Test func numbersAndKeptTimesSurviveReopening() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        var node: IdentityTable.Node = 0
+        do {
+            let table = try IdentityTable(path: path)
+            let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+            node = try table.node(for: sighting("a.txt"), in: site)
+            try table.keep(modified: 1_234_000_000, of: node, version: "v1")
+        }
+        let reopened = try IdentityTable(path: path)
+        #expect(try reopened.location(of: node)?.components == ["S", "a.txt"])
+        #expect(try reopened.keptModified(of: node, version: "v1") == 1_234_000_000)
+        // Kept only while the server still has that version.
+        #expect(try reopened.keptModified(of: node, version: "v2") == nil)
+        let site = try #require(try reopened.existingNode(named: "S", in: IdentityTable.root))
+        let resolved = try reopened.nodes(for: [.init(name: "a.txt", isCollection: false, version: "v1")], in: site)
+        #expect(resolved == [.init(node: node, keptModified: 1_234_000_000)])
+    }
+}
