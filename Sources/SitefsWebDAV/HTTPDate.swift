@@ -32,6 +32,30 @@ public enum HTTPDate {
         return nil
     }
 
+    /// The IMF-fixdate of `seconds` since the epoch (for `If-Modified-Since`), or nil for a
+    /// time outside the years 1970...9999.
+    public static func format(secondsSinceEpoch seconds: Int64) -> String? {
+        guard seconds >= 0, seconds < 253_402_300_800 else { return nil }  // 10000-01-01
+        let days = Int(seconds / 86_400), rest = Int(seconds % 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days % 7]
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+        return "\(weekday), \(two(day)) \(months[month - 1]) \(year) \(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)) GMT"
+    }
+
+    /// The date `days` after 1970-01-01 (Howard Hinnant's civil_from_days).
+    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     private static func month(_ name: String) -> Int? {

@@ -1,24 +1,32 @@
+import SitefsWebDAV
+
 /// An item's version on a WebDAV server, as sitefs keeps it in `ProviderItem.version`.
 ///
-/// The ETag is the version (RFC 7232). It is kept without its quotes, so the same tag reads
-/// the same whether it came from a PROPFIND's `getetag` or a GET's `ETag` header, which some
-/// servers quote differently. A weak tag (`W/"..."`) keeps its `W/`: conditional writes
-/// need strong comparison (RFC 7232 §3.1), which a weak tag never passes. A resource with no
-/// tag at all gets a version made of its size and modification time (`lm:SIZE:SECONDS`),
-/// which changes when the content does on every server seen, if not as surely.
+/// The ETag is the version (RFC 9110 §8.8.3). It is kept without its quotes, so a tag reads
+/// the same from a PROPFIND's `getetag` and a GET's `ETag` header (WsgiDAV quotes only the
+/// second), and without a weak marker: Apache marks a file's tag weak (`W/`) for the first
+/// second after it changed and strong afterwards, for the same content, so keeping the marker
+/// would show one version as two. Whether a tag is weak matters only for `If-Match`, which
+/// needs strong comparison (RFC 9110 §13.1.1): the backend asks when it sends one.
+///
+/// A resource with no tag (nginx lists none) gets a version made of its size and modification
+/// time (`lm:SIZE:SECONDS`), from PROPFIND and GET alike, which changes when the content does
+/// unless a write keeps the size within the same second.
 public enum EntityTag {
-    /// The version for a tag as the server sent it, or nil for no (or an empty) tag.
+    /// The version for a tag as the server sent it, or nil for no (or an unusable) tag.
     public static func version(fromHeader header: String?) -> String? {
         guard var tag = header?.trimmingASCIIWhitespace, !tag.isEmpty else { return nil }
-        var weak = false
-        if tag.hasPrefix("W/") {
-            weak = true
-            tag.removeFirst(2)
-        }
+        if tag.hasPrefix("W/") { tag.removeFirst(2) }
         if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }
-        guard !tag.isEmpty, tag.utf8.count <= 256, !tag.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") })
+        guard !tag.isEmpty, tag.utf8.count <= 256, !tag.hasPrefix("lm:"),
+              !tag.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") })
         else { return nil }
-        return weak ? "W/" + tag : tag
+        return tag
+    }
+
+    /// Whether the server marked the tag weak.
+    public static func isWeak(_ header: String?) -> Bool {
+        header?.trimmingASCIIWhitespace.hasPrefix("W/") == true
     }
 
     /// The version of a resource without a tag.
@@ -26,17 +34,16 @@ public enum EntityTag {
         "lm:\(size):\(modifiedSeconds)"
     }
 
-    /// The header value a conditional request sends for `version`, when it has one: only a
-    /// strong tag can be matched (`If-Match`); a weak or made-up version cannot.
-    public static func strongHeader(for version: String) -> String? {
-        guard !version.hasPrefix("W/"), !version.hasPrefix("lm:") else { return nil }
-        return "\"" + version + "\""
+    /// The header value naming `version` in `If-Match` or `If-None-Match`; nil for a version
+    /// made of size and time, which no server can compare.
+    public static func header(for version: String) -> String? {
+        version.hasPrefix("lm:") ? nil : "\"" + version + "\""
     }
 
-    /// The header value for `If-None-Match` (weak comparison: a weak tag is fine there).
-    public static func anyHeader(for version: String) -> String? {
-        guard !version.hasPrefix("lm:") else { return nil }
-        return version.hasPrefix("W/") ? "W/\"" + version.dropFirst(2) + "\"" : "\"" + version + "\""
+    /// For a version made of size and time: its time as an HTTP-date, for `If-Modified-Since`.
+    public static func modifiedSince(for version: String) -> String? {
+        guard version.hasPrefix("lm:"), let seconds = version.split(separator: ":").last.flatMap({ Int64($0) }) else { return nil }
+        return HTTPDate.format(secondsSinceEpoch: seconds)
     }
 }
 

@@ -9,22 +9,32 @@ extension WebDAVDocumentBackend {
 
     public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
                              into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
-        let (_, location) = try resolve(file)
+        let (node, location) = try resolve(file)
+        // Versions must read the same from a GET as from a listing: a server that lists files
+        // without tags gets versions of size and time from both.
+        if filesCarryTags == nil { _ = try freshItem(node, at: location) }
+        let tagged = filesCarryTags ?? true
         var headers: [(String, String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
-        if let ifNoneMatch, let value = EntityTag.anyHeader(for: ifNoneMatch) { headers.append(("If-None-Match", value)) }
-        // A reader keeps the version it opened: the server refuses another (412), where it can.
-        if let version, let value = EntityTag.strongHeader(for: version) { headers.append(("If-Match", value)) }
+        if let ifNoneMatch {
+            if let value = EntityTag.header(for: ifNoneMatch) {
+                headers.append(("If-None-Match", value))
+            } else if let date = EntityTag.modifiedSince(for: ifNoneMatch) {
+                headers.append(("If-Modified-Since", date))
+            }
+        }
         let window = RangeWindow(range: range, sink: sink)
-        var request = HTTPRequest(method: .get, path: location.pathForRequest(in: self.location), headers: headers,
-                                  appliesOverallTimeout: false)
-        if cancellation.mayCancel { request.isCancelled = { cancellation.isCancelled } }
-        let response: HTTPResponse
-        do throws(ProviderError) {
-            response = try transport.send(request, into: window.responseSink)
-        } catch {
-            if let overflow = window.failure { throw overflow }
-            throw error
+        let path = location.pathForRequest(in: self.location)
+        // A reader keeps the version it opened: the server refuses another (412), where it can.
+        let response = try conditionally(on: version, node, location) { ifMatch throws(ProviderError) in
+            var request = HTTPRequest(method: .get, path: path, headers: headers + (ifMatch.map { [("If-Match", $0)] } ?? []),
+                                      appliesOverallTimeout: false)
+            if cancellation.mayCancel { request.isCancelled = { cancellation.isCancelled } }
+            do throws(ProviderError) {
+                return try transport.send(request, into: window.responseSink)
+            } catch {
+                throw window.failure ?? error
+            }
         }
         switch response.status {
         case 304:
@@ -35,16 +45,29 @@ extension WebDAVDocumentBackend {
             }
             let total = try Self.totalSize(response, range: range)
             let seconds = response.headers["Last-Modified"].flatMap(HTTPDate.secondsSinceEpoch) ?? 0
-            let fetched = EntityTag.version(fromHeader: response.headers["ETag"])
-                ?? EntityTag.fallbackVersion(size: total, modifiedSeconds: seconds)
+            let tag = tagged ? EntityTag.version(fromHeader: response.headers["ETag"]) : nil
+            let fetched = tag ?? EntityTag.fallbackVersion(size: total, modifiedSeconds: seconds)
             // Where the server could not be asked to keep the version, it is checked here.
-            if let version, EntityTag.strongHeader(for: version) == nil, fetched != version {
+            if let version, EntityTag.header(for: version) == nil, fetched != version {
                 throw .versionMismatch(current: nil)
             }
             return .fetched(version: fetched, totalSize: total)
         default:
             throw WebDAVTransport.error(for: response, "GET \(location.components.last ?? "")")
         }
+    }
+
+    /// Sends a request conditional on `version` (`If-Match`) where the server can compare it.
+    /// A 412 for a version the server still has is sent once more without the condition:
+    /// Apache marks a tag weak for a second after a change, and a weak tag never matches.
+    func conditionally(on version: String?, _ node: IdentityTable.Node, _ location: IdentityTable.Location,
+                       _ send: (_ ifMatch: String?) throws(ProviderError) -> HTTPResponse) throws(ProviderError) -> HTTPResponse {
+        let header = version.flatMap(EntityTag.header(for:))
+        let response = try send(header)
+        guard response.status == 412, header != nil, let version else { return response }
+        let current = try freshItem(node, at: location)
+        guard current.version == version else { throw .versionMismatch(current: current) }
+        return try send(nil)
     }
 
     /// The whole content's size: from Content-Range for 206, Content-Length otherwise.
@@ -87,16 +110,15 @@ extension WebDAVDocumentBackend {
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                               progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let (node, location) = try resolve(file)
-        var headers: [(String, String)] = []
         if let baseVersion {
-            // Checked here first, since not every server honours If-Match on PUT (see
-            // README), and a weak or made-up version cannot be sent at all; If-Match then
-            // closes the window between the two where the server can.
+            // Checked here first: nginx ignores If-Match on PUT, and a version of size and time
+            // cannot be sent at all; If-Match then closes the window where the server can.
             let current = try freshItem(node, at: location)
             guard current.version == baseVersion else { throw .versionMismatch(current: current) }
-            if let value = EntityTag.strongHeader(for: baseVersion) { headers.append(("If-Match", value)) }
         }
-        let response = try put(path, to: location, headers: headers, modified: modified, progress: progress)
+        let response = try conditionally(on: baseVersion, node, location) { ifMatch throws(ProviderError) in
+            try put(path, to: location, headers: ifMatch.map { [("If-Match", $0)] } ?? [], modified: modified, progress: progress)
+        }
         guard [200, 201, 204].contains(response.status) else {
             if response.status == 412 { throw .versionMismatch(current: try? freshItem(node, at: location)) }
             throw WebDAVTransport.error(for: response, "PUT \(location.components.last ?? "")")

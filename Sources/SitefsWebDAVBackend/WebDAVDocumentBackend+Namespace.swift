@@ -83,17 +83,17 @@ extension WebDAVDocumentBackend {
     public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
         let (node, location) = try resolve(item)
         guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not deleted here") }
-        var headers: [(String, String)] = []
-        if let baseVersion, !location.isCollection, let value = EntityTag.strongHeader(for: baseVersion) {
-            headers.append(("If-Match", value))
+        let path = location.pathForRequest(in: self.location)
+        let response = try conditionally(on: location.isCollection ? nil : baseVersion, node, location) { ifMatch throws(ProviderError) in
+            try transport.send(HTTPRequest(method: .delete, path: path, headers: ifMatch.map { [("If-Match", $0)] } ?? []))
         }
-        let response = try transport.send(HTTPRequest(method: .delete, path: location.pathForRequest(in: self.location), headers: headers))
         switch response.status {
         case 200, 204: break
         case 207: throw transport.multistatusFailure(response, "DELETE \(location.components.last ?? "")")
         case 404, 410:
             try table { try identities.remove(node) }
             throw .notFound
+        case 412: throw .versionMismatch(current: try? freshItem(node, at: location))
         default: throw WebDAVTransport.error(for: response, "DELETE \(location.components.last ?? "")")
         }
         try table { try identities.remove(node) }

@@ -19,6 +19,8 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let logger: Logger
     /// Things said once per mount: a file without an ETag, a server ignoring Range.
     private let said = Mutex<Set<String>>([])
+    /// Whether the server lists files with an ETag (nil until a listing showed one file).
+    private let taggedFiles = Mutex<Bool?>(nil)
     /// Children resolved and checked in one identity transaction while a listing streams.
     static let listingBatch = 256
 
@@ -69,7 +71,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         guard resolved.node == node else { throw .notFound }
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
-        noteUntagged(entry)
+        observe(entry)
         return try WebDAVItems.item(named: entry.name, entry.properties, at: placement)
     }
 
@@ -113,7 +115,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                                                           parent: identifier, keptModified: found.keptModified)
                     do throws(ProviderError) {
                         items.append(try WebDAVItems.item(named: entry.name, entry.properties, at: placement))
-                        noteUntagged(entry)
+                        observe(entry)
                     } catch {
                         refused.append(error.description)
                     }
@@ -156,12 +158,19 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                                       version: version)
     }
 
-    /// Says once that files come without an ETag, and what sitefs does instead.
-    private func noteUntagged(_ entry: WebDAVEntry) {
-        guard !entry.properties.isCollection, EntityTag.version(fromHeader: entry.properties.etag) == nil else { return }
-        sayOnce("untagged", "the server gives no ETag for files (first: \(entry.name.debugDescription.prefix(80))): "
-                + "versions are size + last-modified, and a save cannot be made conditional on them by the server")
+    /// Notes whether files come with ETags, and says once when they do not, and what sitefs
+    /// does instead.
+    private func observe(_ entry: WebDAVEntry) {
+        guard !entry.properties.isCollection else { return }
+        let tagged = EntityTag.version(fromHeader: entry.properties.etag) != nil
+        taggedFiles.withLock { $0 = tagged }
+        guard !tagged else { return }
+        sayOnce("untagged", "the server lists files without an ETag (first: \(entry.name.debugDescription.prefix(80))): "
+                + "versions are size + last-modified, checked before each save, since the server cannot be asked to")
     }
+
+    /// Whether the server lists files with an ETag, once known.
+    var filesCarryTags: Bool? { taggedFiles.withLock { $0 } }
 
     func sayOnce(_ key: String, _ message: @autoclosure () -> String) {
         guard said.withLock({ $0.insert(key).inserted }) else { return }

@@ -49,7 +49,7 @@ public final class ApacheDAVServer: WebDAVTestServer, @unchecked Sendable {
                                                          log: { WebServerDaemon.text(of: console) + WebServerDaemon.text(of: errorLog) }) { port in
             let configuration = directory.appendingPathComponent("httpd.conf")
             try ApacheDAVServer.configuration(port: port, root: root, directory: directory, owner: owner,
-                                   htpasswd: credentials == nil ? nil : htpasswd).write(to: configuration, atomically: true, encoding: .utf8)
+                                              htpasswd: credentials == nil ? nil : htpasswd).write(to: configuration, atomically: true, encoding: .utf8)
             _ = FileManager.default.createFile(atPath: console.path, contents: nil)
             let process = Process()
             process.executableURL = ApacheDAVServer.executable

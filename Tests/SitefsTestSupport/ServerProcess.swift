@@ -126,8 +126,10 @@ public struct Curl: Sendable {
 
     static let executable = URL(fileURLWithPath: "/usr/bin/curl")
 
-    public func call(_ method: String, _ path: String, json: String? = nil, extra: [String] = []) throws -> (status: Int, body: String) {
-        var arguments = ["-sS", "--max-time", "20", "-X", method, "-o", "-", "-w", "\n%{http_code}", baseURL + path]
+    /// `output`: where the body goes (binary content), instead of the returned text.
+    public func call(_ method: String, _ path: String, json: String? = nil, extra: [String] = [],
+                     output: URL? = nil) throws -> (status: Int, body: String) {
+        var arguments = ["-sS", "--max-time", "20", "-X", method, "-o", output?.path ?? "-", "-w", "\n%{http_code}", baseURL + path]
         var stdin: String?
         if let json {
             arguments += ["-H", "Content-Type: application/json", "--data-binary", "@-"]

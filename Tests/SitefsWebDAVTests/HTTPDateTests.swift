@@ -19,6 +19,17 @@ import Testing
         #expect(HTTPDate.secondsSinceEpoch("Friday, 01-Jan-27 00:00:00 GMT") == 1_798_761_600)
     }
 
+    @Test func formattingGivesTheIMFFixdateAndReadsBack() {
+        #expect(HTTPDate.format(secondsSinceEpoch: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(secondsSinceEpoch: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(secondsSinceEpoch: 951_825_600) == "Tue, 29 Feb 2000 12:00:00 GMT")
+        for seconds: Int64 in stride(from: 0, to: 4_000_000_000, by: 37_654_321) {
+            #expect(HTTPDate.format(secondsSinceEpoch: seconds).flatMap(HTTPDate.secondsSinceEpoch) == seconds)
+        }
+        #expect(HTTPDate.format(secondsSinceEpoch: -1) == nil)
+        #expect(HTTPDate.format(secondsSinceEpoch: .max) == nil)
+    }
+
     @Test(arguments: [
         "", "yesterday", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 94 08:49:37 GMT",
         "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 29 Feb 1900 08:49:37 GMT", "Sun, 06 Now 1994 08:49:37 GMT",
