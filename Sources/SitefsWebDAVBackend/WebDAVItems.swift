@@ -31,10 +31,9 @@ enum WebDAVItems {
         if let violation = ItemName.violation(of: name) {
             throw .invalidResponse("an unusable name (\(violation)): \(name.debugDescription.prefix(80))")
         }
-        let kind: ProviderItem.Kind = placement.parent == nil ? .site : properties.isCollection ? .folder : .file
-        if kind == .site, !properties.isCollection {
-            throw .invalidResponse("\(name.debugDescription.prefix(80)) is a file at the top of the mount URL: only folders are shown there")
-        }
+        // Directly under the mount URL, collections are sites and files are files of their own
+        // (their own "site", so nothing moves into or out of one).
+        let kind: ProviderItem.Kind = properties.isCollection ? (placement.parent == nil ? .site : .folder) : .file
         var size: Int64 = 0
         if kind == .file {
             guard let text = properties.contentLength, let parsed = Int64(text.trimmingASCIIWhitespace),
@@ -49,10 +48,12 @@ enum WebDAVItems {
         let version = Self.version(of: properties, size: size, modifiedSeconds: seconds).version
         let modified = placement.keptModified.map(Timestamp.init(microsecondsSinceEpoch:))
             ?? Timestamp(microsecondsSinceEpoch: seconds.multipliedReportingOverflow(by: 1_000_000).overflow ? 0 : seconds * 1_000_000)
+        // The root is the server's: sites and the files beside them are edited, never renamed,
+        // deleted or added to from the mount (the core refuses creating there).
         let capabilities: Capabilities = switch kind {
         case .site: [.read, .addChildren]
         case .folder: [.read, .write, .rename, .delete, .addChildren]
-        case .file: [.read, .write, .rename, .delete]
+        case .file: placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
         }
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",

@@ -52,13 +52,22 @@ import Testing
         return file.path
     }
 
-    @Test func sitesAreTheCollectionsAtTheTopAndFilesThereAreLeftOutWithAReason() throws {
+    @Test func sitesAreTheCollectionsAtTheTopAndFilesThereAreEditableButStayPut() throws {
         try withServer { world in
             try Data("x".utf8).write(to: world.root.appendingPathComponent("loose.txt"))
             let page = try world.backend.sites(after: nil, limit: 10)
-            #expect(page.items.map(\.name) == ["Harbour Tower"])
-            #expect(page.items[0].kind == .site && page.items[0].identifier.isSite)
-            #expect(page.refused.contains { $0.contains("loose.txt") })
+            #expect(page.items.map(\.name).sorted() == ["Harbour Tower", "loose.txt"])
+            let site = try #require(page.items.first { $0.name == "Harbour Tower" })
+            #expect(site.kind == .site && site.identifier.isSite && site.parent == nil)
+            let loose = try #require(page.items.first { $0.name == "loose.txt" })
+            #expect(loose.kind == .file && loose.parent == nil && loose.size == 1)
+            #expect(loose.capabilities == [.read, .write])
+            let saved = try world.backend.modifyContent(of: loose.identifier, baseVersion: loose.version,
+                                                        contentsOf: try localFile(world, "edited\n"))
+            #expect(saved.identifier == loose.identifier && saved.size == 7)
+            #expect(throws: ProviderError.self) {
+                _ = try world.backend.update(loose.identifier, ItemChanges(name: "renamed.txt"), baseVersion: nil)
+            }
         }
     }
 

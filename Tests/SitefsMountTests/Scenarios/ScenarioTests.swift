@@ -25,6 +25,20 @@ struct ScenarioTests {
         #expect(try mount.shell("mkdir 'New site'").status != 0)
     }
 
+    /// WebDAV only: the project's server has nothing but sites at its root.
+    @Test(arguments: [ScenarioBackend.apache, .nginx, .wsgidav])
+    func filesBesideTheSitesAreShownAndEditedButStayPut(_ backend: ScenarioBackend) throws {
+        let mount = try ScenarioMount(backend) { try $0.write("read me.txt", "about these sites\n") }
+        defer { mount.tearDown() }
+        #expect(try mount.shell("ls").out == "Harbour Tower\nRiverside\nread me.txt\n")
+        #expect(try mount.shell("echo 'one more line' >> 'read me.txt'").status == 0)
+        try mount.sync()
+        #expect(try mount.server.text("read me.txt") == "about these sites\none more line\n")
+        #expect(try mount.shell("mv 'read me.txt' 'Harbour Tower/'").status != 0)
+        #expect(try mount.shell("rm 'read me.txt'").status != 0)
+        #expect(try mount.server.text("read me.txt") == "about these sites\none more line\n")
+    }
+
     @Test(arguments: backends)
     func aPartialReadOfALargeFileFetchesARangeAndAFullReadIsExact(_ backend: ScenarioBackend) throws {
         let big = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-big-\(UUID().uuidString)")
