@@ -37,7 +37,7 @@ enum BackendDetection {
         }
         let classes = (response.headers["DAV"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if classes.contains("1") { return .webdav }
-        if response.status == 401 { throw UserFacingError("\(server) refused the sign-in (HTTP 401)") }
+        if response.status == 401 { throw UserFacingError("sign-in to \(server) failed: wrong user name or password (HTTP 401)") }
         reasons.append("OPTIONS: HTTP \(response.status) without a DAV: header")
         throw UserFacingError("\(server) is neither a sitefs server nor a WebDAV server (\(reasons.joined(separator: "; "))); "
                               + "pass --backend to say which")
