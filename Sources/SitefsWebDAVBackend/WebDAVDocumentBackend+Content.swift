@@ -152,22 +152,15 @@ extension WebDAVDocumentBackend {
         return item
     }
 
-    /// Whether the server has anything at `location` (a file or a collection).
+    /// Whether the server has anything at `location` (a file or a collection), asked with a
+    /// PROPFIND, which every server answers for both (HEAD of a collection is a 403 or a
+    /// redirect on some).
     func exists(_ location: IdentityTable.Location) throws(ProviderError) -> Bool {
-        let request = HTTPRequest(method: .head, path: location.pathForRequest(in: self.location))
-        let response = try transport.send(request)
-        switch response.status {
-        case 200...299: return true
-        case 404, 410: return false
-        // A HEAD a server answers for files only (a collection): ask for its properties.
-        case 301, 302, 307, 308, 405:
-            do throws(WebDAVListingError) {
-                return try listing.resource(at: location.components, collection: true, headers: transport.authorizationHeaders) != nil
-            } catch {
-                if case .status(404, _) = error { return false }
-                throw WebDAVTransport.error(for: error, "PROPFIND \(location.components.last ?? "")")
-            }
-        default: throw WebDAVTransport.error(for: response, "HEAD \(location.components.last ?? "")")
+        do throws(WebDAVListingError) {
+            return try listing.resource(at: location.components, collection: false, headers: transport.authorizationHeaders) != nil
+        } catch {
+            if case .status(404, _) = error { return false }
+            throw WebDAVTransport.error(for: error, "PROPFIND \(location.components.last ?? "")")
         }
     }
 }

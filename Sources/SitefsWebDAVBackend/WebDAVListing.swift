@@ -107,6 +107,9 @@ public struct WebDAVListing: Sendable {
                                   headers: headers + extra + [("Depth", depth), ("Content-Type", "application/xml; charset=utf-8")],
                                   body: .bytes(Self.requestBody))
         request.isCancelled = isCancelled
+        // A whole collection in one body: no deadline fits every size, the low-speed limit
+        // catches a stall.
+        request.appliesOverallTimeout = depth == "0"
         let response: HTTPResponse
         do throws(HTTPClientError) {
             response = try client.send(request, into: .chunks { chunk in try parser.feed(chunk) })
