@@ -64,6 +64,46 @@ struct UnprivilegedUserTests {
         #expect(!fixture.isMounted)
     }
 
+    @Test func aUserMountsAWebDAVServerAndItsIdentitiesStayPrivate() throws {
+        let user = try Self.user()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-davuser-\(UUID().uuidString.prefix(8))")
+        let home = root.appendingPathComponent("home")
+        let mountpoint = home.appendingPathComponent("mnt")
+        try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("dav-root/Riverside"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try user.own(home.path)
+        try user.own(mountpoint.path, mode: 0o755)
+        let server = try NginxDAVServer(root: root.appendingPathComponent("dav-root"))
+        defer { server.stop() }
+        let environment = TestAccount.environment(home: home)
+        let sitefs = BuiltProducts.executable("sitefs")
+        defer {
+            _ = try? user.run(sitefs, ["unmount", mountpoint.path], environment: environment)
+            if MountFixture.isMounted(mountpoint.path) {
+                _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
+            }
+        }
+        let login = try user.run(sitefs, ["login", server.collectionURL, "--user", "anna"], stdin: "any\n", environment: environment)
+        try #require(login.status == 0, "\(login.err)")
+        let mount = try user.run(sitefs, ["mount", server.collectionURL, mountpoint.path], environment: environment)
+        try #require(mount.status == 0, "\(mount.err)")
+        let edit = try user.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo 'by a user' > '\(mountpoint.path)/Riverside/notes.txt'"],
+                                environment: environment)
+        #expect(edit.status == 0, "\(edit.err)")
+        let sync = try user.run(sitefs, ["sync", mountpoint.path, "--timeout", "60"], environment: environment)
+        #expect(sync.status == 0, "\(sync.err)")
+        #expect(try String(contentsOf: server.onDisk("Riverside/notes.txt"), encoding: .utf8) == "by a user\n")
+        // The identity table is the user's own and private, beside the rest of the cache.
+        let caches = home.appendingPathComponent(".cache/sitefs")
+        let made = try FileManager.default.contentsOfDirectory(atPath: caches.path)
+        try #require(made.count == 1)
+        let identities = caches.appendingPathComponent(made[0]).appendingPathComponent("webdav-identities.sqlite").path
+        #expect(owner(identities) == user.uid && mode(identities) == 0o600)
+        let unmount = try user.run(sitefs, ["unmount", mountpoint.path], environment: environment)
+        #expect(unmount.status == 0, "\(unmount.err)")
+    }
+
     @Test func anotherUserSeesNeitherTheMountNorItsCacheJournalLogOrCredentials() throws {
         let user = try Self.user(), other = try Self.otherUser()
         let fixture = try MountFixture(as: user)
