@@ -72,58 +72,54 @@ struct CredentialStore: Sendable {
     }
 }
 
-/// The mount's token source: re-reads the credentials file when it changed, so signing in
-/// again fixes an expired session without a remount.
-final class CredentialFileTokens: TokenSource, @unchecked Sendable {
+/// A server's entry in the credentials file as it is now: read again only when the file
+/// changed (its mtime), so the mount picks up a new `sitefs login` without a remount and
+/// without parsing the file for every request.
+final class CredentialFileEntry: @unchecked Sendable {
     private let store: CredentialStore
     private let server: String
     private let lock = NSLock()
-    private var cached: (modified: timespec, token: String?)?
+    private var cached: (modified: timespec, entry: CredentialStore.Entry?)?
 
     init(store: CredentialStore, server: String) {
         self.store = store
         self.server = server
     }
 
-    func token() -> String? {
+    var current: CredentialStore.Entry? {
         var info = stat()
         guard stat(store.file.path, &info) == 0 else { return nil }
         lock.lock()
         defer { lock.unlock() }
         if let cached, cached.modified.tv_sec == info.st_mtim.tv_sec, cached.modified.tv_nsec == info.st_mtim.tv_nsec {
-            return cached.token
+            return cached.entry
         }
-        let token = store.entry(for: server)?.token
-        cached = (info.st_mtim, token)
-        return token
+        let entry = store.entry(for: server)
+        cached = (info.st_mtim, entry)
+        return entry
     }
 }
 
-/// A WebDAV mount's `Authorization` header, from the credentials file: re-read when the file
-/// changed, so signing in again while mounted takes effect without a remount.
-final class CredentialFileAuthorization: AuthorizationSource, @unchecked Sendable {
-    private let store: CredentialStore
-    private let server: String
-    private let lock = NSLock()
-    private var cached: (modified: timespec, value: String?)?
+/// The mount's bearer token for sitefs-server, from the credentials file.
+final class CredentialFileTokens: TokenSource, Sendable {
+    private let entry: CredentialFileEntry
 
     init(store: CredentialStore, server: String) {
-        self.store = store
-        self.server = server
+        entry = CredentialFileEntry(store: store, server: server)
     }
 
-    func authorization() -> String? {
-        var info = stat()
-        guard stat(store.file.path, &info) == 0 else { return nil }
-        lock.lock()
-        defer { lock.unlock() }
-        if let cached, cached.modified.tv_sec == info.st_mtim.tv_sec, cached.modified.tv_nsec == info.st_mtim.tv_nsec {
-            return cached.value
-        }
-        let value = store.entry(for: server).flatMap(Self.header(for:))
-        cached = (info.st_mtim, value)
-        return value
+    func token() -> String? { entry.current?.token }
+}
+
+/// A WebDAV mount's `Authorization` header, from the credentials file.
+final class CredentialFileAuthorization: AuthorizationSource, Sendable {
+    private let entry: CredentialFileEntry
+
+    init(store: CredentialStore, server: String) {
+        entry = CredentialFileEntry(store: store, server: server)
     }
+
+    func authorization() -> String? { entry.current.flatMap(Self.header(for:)) }
 
     /// The header value an entry signs in with.
     static func header(for entry: CredentialStore.Entry) -> String? {

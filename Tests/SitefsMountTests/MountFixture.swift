@@ -124,32 +124,12 @@ final class MountFixture: @unchecked Sendable {
 
     // MARK: The server side, through its API
 
-    func sites() throws -> [Item] {
-        try JSONDecoder().decode(ItemPage.self, from: Data(api.call("GET", "/v1/sites").body.utf8)).items
-    }
+    func sites() throws -> [Item] { try api.sites() }
 
-    func children(_ id: String) throws -> [Item] {
-        var items: [Item] = []
-        var cursor: String?
-        repeat {
-            let page = try JSONDecoder().decode(ItemPage.self, from: Data(api.call(
-                "GET", "/v1/items/\(id)/children?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")).body.utf8))
-            items += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        return items
-    }
+    func children(_ id: String) throws -> [Item] { try api.children(of: id) }
 
     /// The server item at a mount-relative path ("Harbour Tower/Plans/a.txt"), or nil.
-    func serverItem(_ relative: String) throws -> Item? {
-        let components = relative.split(separator: "/").map(String.init)
-        guard let siteName = components.first, var current = try sites().first(where: { $0.name == siteName }) else { return nil }
-        for name in components.dropFirst() {
-            guard let next = try children(current.id).first(where: { $0.name == name }) else { return nil }
-            current = next
-        }
-        return current
-    }
+    func serverItem(_ relative: String) throws -> Item? { try api.item(atPath: relative) }
 
     func serverContent(_ relative: String) throws -> String? {
         guard let item = try serverItem(relative) else { return nil }
@@ -193,13 +173,16 @@ final class MountFixture: @unchecked Sendable {
         for pid in daemons { kill(pid, SIGKILL) }
     }
 
-    /// The daemons serving this fixture's mount point (found by their command lines).
-    var daemons: [pid_t] {
+    /// The daemons serving this fixture's mount point.
+    var daemons: [pid_t] { Self.daemons(serving: mountpoint.path) }
+
+    /// The daemons serving `mountpoint` (found by their command lines).
+    static func daemons(serving mountpoint: String) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap(Int32.init).filter { pid in
             guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return arguments.contains("--daemon-child") && arguments.contains(mountpoint.path)
+            return arguments.contains("--daemon-child") && arguments.contains(mountpoint)
         }
     }
 }

@@ -115,13 +115,5 @@ final class ScenarioMount: @unchecked Sendable {
 
     var isMounted: Bool { MountFixture.isMounted(mountpoint.path) }
 
-    /// The daemons serving this mount point (found by their command lines).
-    var daemons: [pid_t] {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap(Int32.init).filter { pid in
-            guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
-            let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return arguments.contains("--daemon-child") && arguments.contains(mountpoint.path)
-        }
-    }
+    var daemons: [pid_t] { MountFixture.daemons(serving: mountpoint.path) }
 }

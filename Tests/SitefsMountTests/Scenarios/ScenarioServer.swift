@@ -39,6 +39,8 @@ protocol ScenarioServer: AnyObject, Sendable {
     func makeFolder(_ path: String) throws
     /// Another client deletes a file or folder.
     func remove(_ path: String) throws
+    /// Another client renames a file or folder within its folder.
+    func rename(_ path: String, to name: String) throws
     /// The content at `path`, or nil when there is none.
     func read(_ path: String) throws -> Data?
     /// The names in a folder, sorted.
@@ -82,28 +84,7 @@ final class SitefsScenarioServer: ScenarioServer, @unchecked Sendable {
     var port: Int { Int(process.baseURL.split(separator: ":").last!)! }
     func url(throughPort port: Int) -> String { "http://127.0.0.1:\(port)" }
 
-    private func item(_ path: String) throws -> Item? {
-        let components = path.split(separator: "/").map(String.init)
-        let sites = try JSONDecoder().decode(ItemPage.self, from: Data(api.call("GET", "/v1/sites").body.utf8)).items
-        guard let siteName = components.first, var current = sites.first(where: { $0.name == siteName }) else { return nil }
-        for name in components.dropFirst() {
-            guard let next = try children(current.id).first(where: { $0.name == name }) else { return nil }
-            current = next
-        }
-        return current
-    }
-
-    private func children(_ id: String) throws -> [Item] {
-        var items: [Item] = []
-        var cursor: String?
-        repeat {
-            let page = try JSONDecoder().decode(ItemPage.self, from: Data(api.call(
-                "GET", "/v1/items/\(id)/children?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")).body.utf8))
-            items += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        return items
-    }
+    private func item(_ path: String) throws -> Item? { try api.item(atPath: path) }
 
     private static func encoded(_ name: String) -> String {
         name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: ".-_")))!
@@ -145,6 +126,13 @@ final class SitefsScenarioServer: ScenarioServer, @unchecked Sendable {
         guard (200..<300).contains(result.status) else { throw ProcessFailure("delete \(path): \(result.status) \(result.body)") }
     }
 
+    func rename(_ path: String, to name: String) throws {
+        guard let existing = try item(path) else { throw ProcessFailure("no \(path) on the server") }
+        let json = String(decoding: try JSONEncoder().encode(["name": name]), as: UTF8.self)
+        let result = try api.call("PATCH", "/v1/items/\(existing.id)", json: json)
+        guard result.status == 200 else { throw ProcessFailure("rename \(path): \(result.status) \(result.body)") }
+    }
+
     func read(_ path: String) throws -> Data? {
         guard let existing = try item(path) else { return nil }
         let local = scratch.appendingPathComponent("download-\(UUID().uuidString)")
@@ -156,7 +144,7 @@ final class SitefsScenarioServer: ScenarioServer, @unchecked Sendable {
 
     func names(in folder: String) throws -> [String] {
         guard let existing = try item(folder) else { throw ProcessFailure("no \(folder) on the server") }
-        return try children(existing.id).map(\.name).sorted()
+        return try api.children(of: existing.id).map(\.name).sorted()
     }
 
     func stop() { _ = process.stop() }
@@ -184,6 +172,9 @@ final class DAVScenarioServer: ScenarioServer, @unchecked Sendable {
     func write(_ path: String, _ data: Data) throws { try server.writeFile(path, data) }
     func makeFolder(_ path: String) throws { try server.makeFolder(path) }
     func remove(_ path: String) throws { try server.remove(path) }
+    func rename(_ path: String, to name: String) throws {
+        try server.rename(path, to: (path.split(separator: "/").dropLast().map(String.init) + [name]).joined(separator: "/"))
+    }
     func read(_ path: String) throws -> Data? { server.exists(path) ? try server.read(path) : nil }
 
     func names(in folder: String) throws -> [String] {

@@ -108,15 +108,18 @@ struct ScenarioTests {
         let mount = try ScenarioMount(backend) { server in
             try server.write("Riverside/plan.txt", "v1\n")
             try server.write("Riverside/old.txt", "old\n")
+            try server.write("Riverside/draft.txt", "draft\n")
         }
         defer { mount.tearDown() }
-        #expect(try mount.shell("cat Riverside/plan.txt && ls Riverside").out == "v1\nold.txt\nplan.txt\n")
+        #expect(try mount.shell("cat Riverside/plan.txt && ls Riverside").out == "v1\ndraft.txt\nold.txt\nplan.txt\n")
         try mount.server.write("Riverside/plan.txt", "version two\n")
         try mount.server.write("Riverside/new.txt", "new\n")
         try mount.server.remove("Riverside/old.txt")
+        try mount.server.rename("Riverside/draft.txt", to: "final.txt")
         // Listings and metadata are revalidated after --cache-ttl, the kernel's after 5 s.
+        let expected = "final.txt\nnew.txt\nplan.txt\nversion two\ndraft\n"
         #expect(eventually(timeout: .seconds(20), every: .milliseconds(250)) {
-            (try? mount.shell("ls Riverside && cat Riverside/plan.txt").out) == "new.txt\nplan.txt\nversion two\n"
+            (try? mount.shell("ls Riverside && cat Riverside/plan.txt Riverside/final.txt").out) == expected
         }, "the mount shows: \((try? mount.shell("ls Riverside; cat Riverside/plan.txt").out) ?? "")")
     }
 
