@@ -23,6 +23,8 @@ public final class IdentityTable: Sendable {
     /// How deep a path may be; a chain of parents longer than this is a corrupt table.
     static let maximumDepth = 256
 
+    /// GRDB's serial queue: one transaction at a time, and a leaf (nothing else is locked or
+    /// called out to inside one), so any thread may use the table while holding other locks.
     private let queue: DatabaseQueue
 
     /// Opens (creating) the table at `path`; nil keeps it in memory (tests).

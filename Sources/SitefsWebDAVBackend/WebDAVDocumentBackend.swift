@@ -17,7 +17,8 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let identities: IdentityTable
     let streams: ListingStreams
     let logger: Logger
-    /// Things said once per mount: a file without an ETag, a server ignoring Range.
+    /// Things said once per mount: a file without an ETag, a server ignoring Range. This and
+    /// `taggedFiles` are leaves: held only to read or set the value, never across a call.
     private let said = Mutex<Set<String>>([])
     /// Whether the server lists files with an ETag (nil until a listing showed one file).
     private let taggedFiles = Mutex<Bool?>(nil)
