@@ -42,5 +42,4 @@ enum BackendDetection {
         throw UserFacingError("\(server) is neither a sitefs server nor a WebDAV server (\(reasons.joined(separator: "; "))); "
                               + "pass --backend to say which")
     }
-
 }

@@ -25,6 +25,7 @@ struct Login: ParsableCommand {
                                           scheme: bearer ? "bearer" : "basic")
         let kind = try backend ?? BackendDetection.detect(server, authorization: CredentialFileAuthorization.header(for: entry),
                                                           caFile: caFile)
+        let signedIn: String
         switch kind {
         case .sitefs:
             guard !bearer else { throw UserFacingError("--bearer is for WebDAV servers; a sitefs server signs in with a password") }
@@ -35,15 +36,16 @@ struct Login: ParsableCommand {
                 throw UserFacingError("sign-in to \(server) failed: \(error)")
             }
             entry = .init(user: user, token: grant.token, expiresAt: grant.expiresAt.rfc3339, caFile: caFile)
-            print("signed in to \(server) as \(user) (until \(grant.expiresAt.rfc3339))")
+            signedIn = "signed in to \(server) as \(user) (until \(grant.expiresAt.rfc3339))"
         case .webdav:
             entry.backend = .webdav
             try WebDAVSignIn.check(server, authorization: CredentialFileAuthorization.header(for: entry), caFile: caFile)
-            print("signed in to \(server) (WebDAV) as \(user)")
+            signedIn = "signed in to \(server) (WebDAV) as \(user)"
         }
         var entries = store.load()
         entries[server] = entry
         try store.save(entries)
+        print(signedIn)
     }
 }
 
