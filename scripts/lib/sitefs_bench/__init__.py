@@ -3,9 +3,11 @@
 Modules, each with one job:
 - settings: the options (environment variables) and the sizes they imply;
 - procs: processes and /proc readings (alive, stop, kill a tree, RSS, CPU seconds);
-- world: the bench's world: build, seed, the server, sign-in, the mount, the API helpers;
+- world: the bench's world: build, seed, the server of the backend being measured, the mount;
+- servers: one class per backend (sitefs-server, Apache mod_dav): starting it on the seed,
+  sign-in, its request log, checks of what it holds, the curl baselines' requests in its protocol;
 - measure: timing a command, medians, per-operation daemon figures, the result rows;
-- cases: the cases, each a function of the world and the recorder;
+- cases: the cases, each a function of the world and the recorder, written once for every backend;
 - report: the table, the JSON result file kept per run, and comparing two runs;
 - cli: `run` (default), `compare`, `list`.
 """

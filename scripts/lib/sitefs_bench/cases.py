@@ -1,12 +1,14 @@
 """The cases. Each runs its measured commands `runs` times and records rows of medians,
 each against a baseline taken in the same run: curl against the same server for the same
 requests, or the same operation on a local directory. Each measured command, on the mount
-and in the baseline alike, runs under a timeout; time is wall clock around it."""
+and in the baseline alike, runs under a timeout; time is wall clock around it.
+
+A case is written once for every backend: what differs (the baselines' requests in the
+server's protocol, checking what the server holds) comes from `world.server` (see servers)."""
 
 import filecmp
 import json
 import os
-import subprocess
 
 from . import procs
 from .measure import BenchFailure, Samples, log, timed
@@ -27,10 +29,16 @@ def status_of(path, expected, what):
         raise BenchFailure(f"{what}: HTTP {status} (expected {expected})")
 
 
+def put_script(content_type):
+    """A curl PUT of file $1 to $4 with the Authorization header in $3, its status written to $5."""
+    return (f'curl -q -sS --noproxy "*" --max-time 600 -H @"$3" -H "Content-Type: {content_type}" -H "Expect:" -T "$1" '
+            '-X PUT -o /dev/null -w "%{http_code}" "$4" >"$5"')
+
+
 def server_upload(world, rec):
-    """Kept from the first bench: the server's memory while a big upload streams."""
-    s, t = world.s, world.s.op_timeout
-    idle = procs.status_kib(world.server.pid, "VmRSS")
+    """Kept from the first bench: sitefs-server's memory while a big upload streams."""
+    s, t, server = world.s, world.s.op_timeout, world.server
+    idle = procs.status_kib(server.pid, "VmRSS")
     local = Samples()
     local.add(timed(bash('head -c "$1" /dev/zero | dd of="$2" bs=1M conv=fsync status=none', f"{s.upload_mb}M",
                          world.local / "upload.bin"), t))
@@ -39,42 +47,16 @@ def server_upload(world, rec):
     upload.add(timed(bash('head -c "$1" /dev/zero | curl -q -sS --noproxy "*" --max-time 3600 -H @"$2" '
                           '-H "Content-Type: application/octet-stream" -H "Expect:" -T - -X POST -o "$3" -w "%{http_code}" "$4" >"$5"',
                           f"{s.upload_mb}M", world.auth, world.curl_dir / "upload.json",
-                          f"{world.base}/v1/items/{world.ids['scratch']}/children?name=upload.bin",
+                          f"{server.mount_url}/v1/items/{server.id_of('scratch')}/children?name=upload.bin",
                           world.curl_dir / "upload.status"), 3600))
     status_of(world.curl_dir / "upload.status", "201", "upload")
-    peak = procs.status_kib(world.server.pid, "VmHWM")
+    peak = procs.status_kib(server.pid, "VmHWM")
     created = json.loads((world.curl_dir / "upload.json").read_text())["id"]
-    world.request("DELETE", f"/v1/items/{created}")
+    server.request("DELETE", f"/v1/items/{created}")
     rec.compare(f"server: upload {s.upload_mb} MiB (curl POST)", upload, "local write + fsync", local, ("info",),
                 size_bytes=s.upload_mb << 20)
     rec.figure("server: peak RSS during the upload", peak // 1024, "MiB", baseline_label="idle RSS",
                baseline_value=idle // 1024, ratio_text=f"{peak / idle:.2f}x", notes=f"growth {(peak - idle) // 1024} MiB")
-
-
-def curl_pages(world, folder, expected):
-    """Every listing page with a new curl per page, following next_cursor (returns a callable)."""
-    def fetch():
-        cursor, pages = None, 0
-        while True:
-            url = f"{world.base}/v1/items/{folder}/children?limit={world.s.page_size}" + (f"&cursor={cursor}" if cursor else "")
-            out = subprocess.run(world.curl_auth + ["-f", url], capture_output=True, timeout=world.s.op_timeout)
-            if out.returncode != 0:
-                raise BenchFailure(f"curl page {pages + 1} of {folder}: exit {out.returncode}")
-            pages += 1
-            cursor = json.loads(out.stdout).get("next_cursor")
-            if not cursor:
-                break
-            if pages >= 100000:
-                raise BenchFailure(f"listing of {folder} does not end")
-        if pages != expected:
-            raise BenchFailure(f"curl fetched {pages} pages of {world.s.page_size}, expected {expected}")
-    return fetch
-
-
-def pages_config(world, folder, name):
-    """A curl config fetching a folder's pages on one connection; returns (path, pages)."""
-    urls = world.page_urls(folder)
-    return world.curl_config(name, ["fail"], urls), len(urls)
 
 
 def many_requests(world, name, settings, urls, expected, what, run, samples):
@@ -88,10 +70,16 @@ def many_requests(world, name, settings, urls, expected, what, run, samples):
         raise BenchFailure(f"{what}: not all {len(urls)} were {expected}")
 
 
+def listing_baselines(world, path, entries):
+    """The server's listing baselines of a folder, each (label, command, Samples): the
+    first is the one a target is set against."""
+    return [(label, command, Samples()) for label, command in world.server.listing_baselines(path, entries)]
+
+
 def ls_small(world, rec):
     s, t = world.s, world.s.op_timeout
-    config, pages = pages_config(world, world.ids["small"], "small-pages.conf")
-    cold, warm, local, follow, one = Samples(), Samples(), Samples(), Samples(), Samples()
+    baselines = listing_baselines(world, "small", s.n_small)
+    cold, warm, local = Samples(), Samples(), Samples()
     folder = world.site_dir / "small"
     listing = world.work / "ls.out"
     for run in range(1, s.runs + 1):
@@ -104,18 +92,19 @@ def ls_small(world, rec):
             raise BenchFailure(f"ls -l listed {lines} lines, expected {s.n_small + 1}")
         with world.operation(warm):
             sample(world, "ls -l warm", run, warm.add(timed(["ls", "-l", str(folder)], t)))
-        sample(world, f"curl {pages} pages", run, follow.add(timed(curl_pages(world, world.ids["small"], pages), t)))
-        sample(world, "curl pages, one connection", run, one.add(timed(world.curl + ["-K", str(config)], t)))
+        for label, command, samples in baselines:
+            sample(world, label, run, samples.add(timed(command, t)))
         sample(world, "local ls -l", run, local.add(timed(["ls", "-l", str(world.seed / "small")], t)))
-    rec.compare(f"ls -l {s.n_small} files, cold", cold, f"curl: {pages} pages, one connection", one, ("max", 1.5), cold.notes())
-    rec.compare(f"ls -l {s.n_small} files, cold", cold, f"curl: {pages} pages, a curl per page", follow, ("info",), cold.notes())
+    for index, (label, _, samples) in enumerate(baselines):
+        rec.compare(f"ls -l {s.n_small} files, cold", cold, label, samples, ("max", 1.5) if index == 0 else ("info",),
+                    cold.notes())
     rec.compare(f"ls -l {s.n_small} files, warm", warm, "local ls -l", local, ("max", 5), warm.notes())
 
 
 def ls_empty(world, rec):
     s, t = world.s, world.s.op_timeout
-    config, pages = pages_config(world, world.ids["empty"], "empty-pages.conf")
-    times, follow, one, local = Samples(), Samples(), Samples(), Samples()
+    baselines = listing_baselines(world, "empty", s.n_empty)
+    times, local = Samples(), Samples()
     peaks, growth = [], []
     folder = world.site_dir / "empty"
     count = world.work / "count"
@@ -132,12 +121,12 @@ def ls_empty(world, rec):
         peaks.append(peak)
         growth.append(round((peak - rss) * 1024 / s.n_empty))
         log(f"  daemon RSS before {rss // 1024} MiB, peak {peak // 1024} MiB")
-        sample(world, f"curl {pages} pages", run, follow.add(timed(curl_pages(world, world.ids["empty"], pages), t)))
-        sample(world, "curl pages, one connection", run, one.add(timed(world.curl + ["-K", str(config)], t)))
+        for label, command, samples in baselines:
+            sample(world, label, run, samples.add(timed(command, t)))
         local.add(timed(bash('ls -f "$1" | wc -l >/dev/null', world.seed / "empty"), t))
     label = f"ls -f | wc -l {s.n_empty} entries, cold"
-    rec.compare(label, times, f"curl: {pages} pages, a curl per page", follow, ("info",), times.notes())
-    rec.compare(label, times, f"curl: {pages} pages, one connection", one, ("info",), times.notes())
+    for baseline, _, samples in baselines:
+        rec.compare(label, times, baseline, samples, ("info",), times.notes())
     rec.compare(label, times, "local ls -f | wc -l", local, ("info",), times.notes())
     peak = max(peaks)
     rec.figure(f"  daemon peak RSS (max of {s.runs})", peak // 1024, "MiB", target="< 150 MiB",
@@ -151,15 +140,16 @@ def stat(world, rec):
     t = world.s.op_timeout
     cold, warm, item, local = Samples(), Samples(), Samples(), Samples()
     path = world.site_dir / "docs" / "report.csv"
+    item_label, item_command = world.server.item_baseline("docs/report.csv")
     for run in range(1, world.s.runs + 1):
         world.mount_cold()
         with world.operation(cold):
             sample(world, "stat cold", run, cold.add(timed(["stat", str(path)], t)))
         with world.operation(warm):
             sample(world, "stat warm", run, warm.add(timed(["stat", str(path)], t)))
-        item.add(timed(world.curl_auth + ["-f", "-o", "/dev/null", f"{world.base}/v1/items/{world.ids['report']}"], t))
+        item.add(timed(item_command, t))
         local.add(timed(["stat", str(world.local / "docs" / "report.csv")], t))
-    rec.compare("stat of one file, cold", cold, "curl GET /v1/items/ID", item, ("info",), cold.notes())
+    rec.compare("stat of one file, cold", cold, item_label, item, ("info",), cold.notes())
     rec.compare("stat of one file, warm", warm, "local stat", local, ("info",), warm.notes())
 
 
@@ -168,6 +158,7 @@ def head(world, rec):
     cold, ranged = Samples(), Samples()
     path = world.site_dir / "big" / "big.bin"
     out = world.work / "head.out"
+    url = world.server.content_url("big/big.bin")
     with open(world.seed / "big" / "big.bin", "rb") as f:
         original = f.read(4096)
     for run in range(1, s.runs + 1):
@@ -177,7 +168,6 @@ def head(world, rec):
             sample(world, "head -c 4096 cold", run, cold.add(timed(["head", "-c", "4096", str(path)], t, stdout=sink)))
         if out.read_bytes() != original:
             raise BenchFailure("head -c 4096 of the mount differs from the original")
-        url = f"{world.base}/v1/items/{world.ids['big']}/content"
         sample(world, "curl ranged GET", run, ranged.add(timed(world.curl_auth + ["-f", "-o", "/dev/null", "-r", "0-4095", url], t)))
     rec.compare(f"head -c 4096 of {s.big_mb} MiB file, cold", cold, "curl ranged GET (4 KiB)", ranged, ("max", 2), cold.notes())
 
@@ -189,7 +179,7 @@ def read(world, rec):
     s, t = world.s, world.s.op_timeout
     cold, warm, full, piped, filed, local = (Samples() for _ in range(6))
     path = world.site_dir / "big" / "big.bin"
-    url = f"{world.base}/v1/items/{world.ids['big']}/content"
+    url = world.server.content_url("big/big.bin")
     copy = world.curl_dir / "big.bin"
     for run in range(1, s.runs + 1):
         world.mount_cold()
@@ -221,19 +211,19 @@ def write(world, rec):
     times, baseline = Samples(), Samples()
     world.ensure_mounted()
     source = world.work / "write-src.bin"
+    put_url, put_status = world.server.put_target("curl/target.bin")
     for run in range(1, s.runs + 1):
         with world.operation(times):
             sample(world, f"write {s.write_mb} MiB + close + sync", run, times.add(timed(
                 bash('cat "$1" >"$2" && timeout 600 "$3" sync "$4"', source, world.site_dir / "write" / "target.bin",
                      world.bin / "sitefs", world.mp), t)))
-        have = world.item(world.ids["target"])["size"]
+        have = world.server.size("write/target.bin")
         if have != size:
             raise BenchFailure(f"after sync the server has {have} bytes, expected {size}")
         sample(world, "local write + curl PUT", run, baseline.add(timed(bash(
-            'cat "$1" >"$2" && curl -q -sS --noproxy "*" --max-time 600 -H @"$3" -H "Content-Type: application/octet-stream" '
-            '-H "Expect:" -T "$1" -X PUT -o /dev/null -w "%{http_code}" "$4" >"$5"', source, world.local / "target.bin",
-            world.auth, f"{world.base}/v1/items/{world.ids['curl_target']}/content", world.curl_dir / "put.status"), t)))
-        status_of(world.curl_dir / "put.status", "200", "curl PUT")
+            'cat "$1" >"$2" && ' + put_script("application/octet-stream"), source, world.local / "target.bin",
+            world.auth, put_url, world.curl_dir / "put.status"), t)))
+        status_of(world.curl_dir / "put.status", put_status, "curl PUT")
     rec.compare(f"write {s.write_mb} MiB + close + sync", times, "local write + curl PUT", baseline, ("max", 1.3),
                 times.notes(), size)
 
@@ -242,12 +232,13 @@ CREATE_LOOP = 'for ((i = 1; i <= $2; i++)); do printf "small file %d of the benc
 
 
 def create_rm(world, rec):
-    s, t = world.s, world.s.op_timeout
+    s, t, server = world.s, world.s.op_timeout, world.server
     creates, posts, local_c, removes, deletes, local_rm = (Samples() for _ in range(6))
     world.ensure_mounted()
     body = world.work / "small-body.txt"
     body.write_text("a small file of the bench\n")
-    scratch = world.ids["scratch"]
+    names = [f"f{i}.txt" for i in range(1, s.n_create + 1)]
+    method = "requests"
     for run in range(1, s.runs + 1):
         mounted = world.site_dir / "scratch" / f"m{run}"
         local = world.local / f"c{run}"
@@ -256,25 +247,23 @@ def create_rm(world, rec):
         with world.operation(creates):
             sample(world, f"create {s.n_create} + sync", run, creates.add(timed(
                 bash(CREATE_LOOP + ' && timeout 600 "$3" sync "$4"', mounted, s.n_create, world.bin / "sitefs", world.mp), t)))
-        on_server = len(world.children(world.child_id(scratch, f"m{run}")))
+        on_server = len(server.names(f"scratch/m{run}") or [])
         if on_server != s.n_create:
             raise BenchFailure(f"the server has {on_server} files in m{run}, expected {s.n_create}")
 
-        folder = world.request("POST", f"/v1/items/{scratch}/children", {"name": f"c{run}", "kind": "folder"})["id"]
-        urls = [f"{world.base}/v1/items/{folder}/children?name=f{i}.txt" for i in range(1, s.n_create + 1)]
-        many_requests(world, f"create-{run}", ['header = "Content-Type: application/octet-stream"', f'data-binary = "@{body}"'],
-                      urls, "201", f"curl {s.n_create} POSTs", run, posts)
+        method, settings, urls, expected = server.create_requests(f"scratch/c{run}", names, body)
+        many_requests(world, f"create-{run}", settings, urls, expected, f"curl {s.n_create} {method}", run, posts)
         local_c.add(timed(bash(CREATE_LOOP, local, s.n_create), t))
 
         with world.operation(removes):
             sample(world, f"rm -r {s.n_create}", run, removes.add(timed(["rm", "-r", str(mounted)], t)))
-        if any(name == f"m{run}" for _, name in world.children(scratch)):
+        if server.names(f"scratch/m{run}") is not None:
             raise BenchFailure(f"m{run} still on the server after rm -r")
 
-        urls = [f"{world.base}/v1/items/{identifier}" for identifier, _ in world.children(folder)]
-        many_requests(world, f"delete-{run}", ['request = "DELETE"'], urls, "204", f"curl {s.n_create} DELETEs", run, deletes)
+        settings, urls, expected = server.delete_requests(f"scratch/c{run}")
+        many_requests(world, f"delete-{run}", settings, urls, expected, f"curl {s.n_create} DELETEs", run, deletes)
         local_rm.add(timed(["rm", "-r", str(local)], t))
-    rec.compare(f"create {s.n_create} small files + sync", creates, f"curl: {s.n_create} POSTs, one process", posts,
+    rec.compare(f"create {s.n_create} small files + sync", creates, f"curl: {s.n_create} {method}, one process", posts,
                 ("max", 2), creates.notes())
     rec.compare(f"create {s.n_create} small files + sync", creates, "local: same loop", local_c, ("info",), creates.notes())
     rec.compare(f"rm -r of {s.n_create} files", removes, f"curl: {s.n_create} DELETEs, one process", deletes, ("max", 2),
@@ -289,42 +278,43 @@ def sed(world, rec):
     t = world.s.op_timeout
     times, baseline = Samples(), Samples()
     world.ensure_mounted()
+    put_url, put_status = world.server.put_target("curl/report.csv")
     for run in range(1, world.s.runs + 1):
         with world.operation(times):
             sample(world, "sed -i + sync", run, times.add(timed(
                 bash(SED + ' && timeout 600 "$3" sync "$4"', world.site_dir / "docs" / "report.csv", run, world.bin / "sitefs",
                      world.mp), t)))
-        text = world.content(world.child_id(world.ids["docs"], "report.csv")).decode(errors="replace")
+        text = world.server.read("docs/report.csv").decode(errors="replace")
         if f"row 1,0,R001,checked,bench,run {run}\n" not in text:
             raise BenchFailure("the server does not have the sed -i edit")
-        baseline.add(timed(bash(
-            SED + ' && curl -q -sS --noproxy "*" --max-time 600 -H @"$3" -H "Content-Type: text/csv" -H "Expect:" -T "$1" '
-            '-X PUT -o /dev/null -w "%{http_code}" "$4" >"$5"', world.local / "docs" / "report.csv", run, world.auth,
-            f"{world.base}/v1/items/{world.ids['curl_report']}/content", world.curl_dir / "put.status"), t))
-        status_of(world.curl_dir / "put.status", "200", "curl PUT")
+        baseline.add(timed(bash(SED + ' && ' + put_script("text/csv"), world.local / "docs" / "report.csv", run, world.auth,
+                                put_url, world.curl_dir / "put.status"), t))
+        status_of(world.curl_dir / "put.status", put_status, "curl PUT")
     rec.compare("sed -i of a 100 KB document + sync", times, "local sed -i + curl PUT", baseline, ("info",), times.notes())
 
 
 def rename(world, rec):
+    """The mount renames docs/notes.txt, the baseline the server's own copy, curl/notes.txt,
+    back and forth between the same two names."""
     t = world.s.op_timeout
-    times, patches, local = Samples(), Samples(), Samples()
+    times, renames, local = Samples(), Samples(), Samples()
     world.ensure_mounted()
     docs, local_docs = world.site_dir / "docs", world.local / "docs"
+    label = "curl rename"
     for run in range(1, world.s.runs + 1):
         source, target = ("notes.txt", "notes-renamed.txt") if run % 2 else ("notes-renamed.txt", "notes.txt")
         with world.operation(times):
             sample(world, "mv", run, times.add(timed(["mv", str(docs / source), str(docs / target)], t)))
-        status = world.curl_dir / "patch.status"
+        label, command, expected = world.server.rename_baseline(f"curl/{source}", target)
+        status = world.curl_dir / "rename.status"
         with open(status, "w") as out:
-            patches.add(timed(world.curl_auth + ["-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-H",
-                                                 "Content-Type: application/json", "--data-binary", f'{{"name":"{target}"}}',
-                                                 f"{world.base}/v1/items/{world.ids['curl_report']}"], t, stdout=out))
-        status_of(status, "200", "curl PATCH")
+            renames.add(timed(command, t, stdout=out))
+        status_of(status, expected, label)
         local.add(timed(["mv", str(local_docs / source), str(local_docs / target)], t))
     if world.s.runs % 2:
         os.rename(docs / "notes-renamed.txt", docs / "notes.txt")
         os.rename(local_docs / "notes-renamed.txt", local_docs / "notes.txt")
-    rec.compare("rename (mv) of a file", times, "curl PATCH name", patches, ("info",), times.notes())
+    rec.compare("rename (mv) of a file", times, label, renames, ("info",), times.notes())
     rec.compare("rename (mv) of a file", times, "local mv", local, ("info",), times.notes())
 
 
@@ -337,18 +327,19 @@ def edit(world, rec):
     t = world.s.op_timeout
     times, local, curl = Samples(), Samples(), Samples()
     world.ensure_mounted()
+    url = world.server.content_url("curl/plan.odt")
     for run in range(1, world.s.runs + 1):
         with world.operation(times):
             sample(world, "open-edit-save + sync", run, times.add(timed(
                 bash(EDIT_CYCLE + ' && timeout 600 "$4" sync "$5"', world.site_dir / "docs" / "plan.odt", world.work / "edit.tmp",
                      run, world.bin / "sitefs", world.mp), t)))
-        if world.content(world.ids["plan"], "0-14") != f"revision {run:06d}".encode():
+        if world.server.read("docs/plan.odt", 15) != f"revision {run:06d}".encode():
             raise BenchFailure("the server does not have the edit of plan.odt")
         local.add(timed(bash(EDIT_CYCLE, world.local / "docs" / "plan.odt", world.work / "edit-local.tmp", run), t))
         curl.add(timed(bash(
-            'curl -q -sS --noproxy "*" --max-time 600 -H @"$1" -o "$2" "$3" && printf "revision %06d" "$4" | dd of="$2" conv=notrunc status=none && '
-            'curl -q -sS --noproxy "*" --max-time 600 -H @"$1" -H "Expect:" -T "$2" -X PUT -o /dev/null "$3"',
-            world.auth, world.work / "edit-curl.tmp", f"{world.base}/v1/items/{world.ids['curl_plan']}/content", run), t))
+            'curl -q -sS --noproxy "*" --max-time 600 -f -H @"$1" -o "$2" "$3" && printf "revision %06d" "$4" | dd of="$2" conv=notrunc status=none && '
+            'curl -q -sS --noproxy "*" --max-time 600 -f -H @"$1" -H "Expect:" -T "$2" -X PUT -o /dev/null "$3"',
+            world.auth, world.work / "edit-curl.tmp", url, run), t))
     rec.compare("open-edit-save 200 KB document + sync", times, "local: same cycle", local, ("info",), times.notes())
     rec.compare("open-edit-save 200 KB document + sync", times, "curl GET + PUT", curl, ("info",), times.notes())
 

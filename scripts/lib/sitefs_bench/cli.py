@@ -3,11 +3,12 @@
 import argparse
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from . import procs, report
+from . import procs, report, servers
 from .cases import all_cases
 from .measure import BenchFailure, Recorder, log
 from .settings import Settings, SettingsError
@@ -20,6 +21,8 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit
+  SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then
+                           apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV)
   SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split
   SITEFS_BENCH_KEEP        1: keep the temporary directory (logs) after the run
   SITEFS_BENCH_RESULTS     where each run's JSON is kept (default bench-results/ in the repository)
@@ -61,8 +64,9 @@ def main(repository):
 
 
 def run(settings, repository):
-    """Builds, seeds, serves, mounts and runs each case; prints the table and keeps the JSON.
-    A missed target is a report, not a failure: non-zero only when something broke."""
+    """Builds and seeds; for each backend serves the seed, mounts and runs each case; prints
+    the table and keeps the JSON. A missed target is a report, not a failure: non-zero only
+    when something broke."""
     def terminate(signum, frame):
         raise Terminated()
     signal.signal(signal.SIGTERM, terminate)
@@ -76,30 +80,9 @@ def run(settings, repository):
     try:
         world.build()
         world.make_seed()
-        world.import_and_serve()
-        for option, name, case in all_cases(settings):
-            if option not in settings.cases:
-                continue
-            log(f"case: {name} (load average {procs.load_average().split()[0]})")
-            try:
-                case(world, recorder)
-            except (BenchFailure, OSError, ValueError, KeyError) as error:
-                print(f"bench: {name}: {error}", file=sys.stderr)
-                daemon_log = world.work / "daemon.log"
-                if daemon_log.exists():
-                    tail = daemon_log.read_text(errors="replace").splitlines()[-8:]
-                    print("bench: the daemon log ends with:\n" + "\n".join(tail), file=sys.stderr)
-                result["broken"].append(name)
-                recorder.failed(name, f"see the error above ({type(error).__name__})")
-                try:
-                    world.unmount()
-                except BenchFailure as unmount_error:
-                    print(f"bench: {unmount_error}", file=sys.stderr)
-        try:
-            world.unmount()
-        except BenchFailure as error:
-            print(f"bench: {error}", file=sys.stderr)
-            result["broken"].append("final unmount")
+        for backend in settings.backends:
+            recorder.backend = backend
+            run_backend(world, backend, recorder, result)
     except BenchFailure as error:
         print(f"bench: {error}", file=sys.stderr)
         result["broken"].append("setup")
@@ -113,7 +96,6 @@ def run(settings, repository):
     finally:
         if not world.close():
             status = status or 1
-    result["seed_seconds"] = world.seed_seconds
     result["total_seconds"] = time.perf_counter() - started
     result["load_after"] = procs.load_average()
     result["rows"] = recorder.rows
@@ -126,3 +108,57 @@ def run(settings, repository):
         print(f"\nbroken: {' '.join(result['broken'])}")
         return 1
     return status
+
+
+def run_backend(world, backend, recorder, result):
+    """Serves the seed from the backend's server, runs each case on a mount of it, then
+    unmounts and stops the server. A server that cannot start breaks this backend only; a
+    backend not installed here is a note in the table, unless it was asked for by name."""
+    kind = servers.SERVERS[backend]
+    why = kind.unavailable()
+    if why:
+        print(f"bench: {kind.title}: {why}", file=sys.stderr)
+        recorder.skipped(kind.title, why)
+        if world.s.backend_named:
+            result["broken"].append(f"{backend} setup")
+        return
+    log(f"backend: {kind.title}")
+    try:
+        world.serve(backend)
+    except (BenchFailure, OSError, subprocess.SubprocessError) as error:
+        print(f"bench: {kind.title}: {error}", file=sys.stderr)
+        result["broken"].append(f"{backend} setup")
+        recorder.failed(kind.title, f"the server did not start or sign-in failed ({type(error).__name__})")
+        try:
+            world.stop_server()
+        except BenchFailure as stop_error:
+            print(f"bench: {stop_error}", file=sys.stderr)
+        return
+    result["servers"][backend] = world.server.description
+    result["setup_seconds"][backend] = world.server.setup_seconds
+    for option, name, case in all_cases(world.s):
+        if option not in world.s.cases:
+            continue
+        skip = world.server.skips.get(option)
+        if skip:
+            recorder.skipped(name, skip)
+            continue
+        log(f"case: {name} on {backend} (load average {procs.load_average().split()[0]})")
+        try:
+            case(world, recorder)
+        except (BenchFailure, OSError, ValueError, KeyError, subprocess.SubprocessError) as error:
+            print(f"bench: {name} ({backend}): {error}", file=sys.stderr)
+            if world.daemon_log.exists():
+                tail = world.daemon_log.read_text(errors="replace").splitlines()[-8:]
+                print("bench: the daemon log ends with:\n" + "\n".join(tail), file=sys.stderr)
+            result["broken"].append(f"{name} ({backend})")
+            recorder.failed(name, f"see the error above ({type(error).__name__})")
+            try:
+                world.unmount()
+            except BenchFailure as unmount_error:
+                print(f"bench: {unmount_error}", file=sys.stderr)
+    try:
+        world.stop_server()
+    except BenchFailure as error:
+        print(f"bench: {error}", file=sys.stderr)
+        result["broken"].append(f"final unmount ({backend})")

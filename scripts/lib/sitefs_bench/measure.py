@@ -73,10 +73,15 @@ def ceil_hundredths(x):
 class Recorder:
     """The rows of one run, in order. A row compares a measured median with a baseline's
     median from the same run. Kind: ("max", X) ratio measured/baseline at most X; ("min", X)
-    throughput ratio baseline/measured at least X; ("info",) the ratio only."""
+    throughput ratio baseline/measured at least X; ("info",) the ratio only. Every row says
+    which backend it measured: the one `backend` names when it is recorded."""
 
     def __init__(self):
         self.rows = []
+        self.backend = "sitefs"
+
+    def add(self, row):
+        self.rows.append({"backend": self.backend, **row})
 
     def compare(self, label, measured, baseline_label, baseline, kind, notes="", size_bytes=None):
         m, b = measured.median, baseline.median
@@ -91,7 +96,7 @@ class Recorder:
             ratio_text = f"{ceil_hundredths(ratio):.2f}x"
             target = f"<= {kind[1]}x" if kind[0] == "max" else ""
             ok = kind[0] == "info" or ratio <= kind[1]
-        self.rows.append({
+        self.add({
             "case": label,
             "measured_seconds": m,
             "baseline": baseline_label,
@@ -109,7 +114,7 @@ class Recorder:
     def figure(self, label, value, unit, target="", result="", notes="", baseline_label="", baseline_value=None,
                ratio_text=""):
         """A row of a figure that is not a time (memory): value and baseline in `unit`."""
-        self.rows.append({
+        self.add({
             "case": label,
             "value": value,
             "unit": unit,
@@ -123,5 +128,10 @@ class Recorder:
         })
 
     def failed(self, name, why):
-        self.rows.append({"case": name, "kind": "failed", "result": "FAIL", "notes": why, "baseline": "", "ratio_text": "",
-                          "target": ""})
+        self.add({"case": name, "kind": "failed", "result": "FAIL", "notes": why, "baseline": "", "ratio_text": "",
+                  "target": ""})
+
+    def skipped(self, name, why):
+        """A case that makes no sense on this backend, or a backend that cannot run here."""
+        self.add({"case": name, "kind": "skipped", "result": "SKIP", "notes": why, "baseline": "", "ratio_text": "",
+                  "target": ""})

@@ -9,6 +9,10 @@ import time
 from pathlib import Path
 
 SCHEMA = 1
+# How the table names each backend's setup and section (a run that did not start the
+# server has no description of it).
+SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache"}
+TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)"}
 
 
 def seconds_text(seconds, size_bytes=None):
@@ -23,7 +27,7 @@ def seconds_text(seconds, size_bytes=None):
 def measured_text(row):
     if row["kind"] == "figure":
         return f"{row['value']} {row['unit']}"
-    if row["kind"] == "failed":
+    if row["kind"] in ("failed", "skipped"):
         return "-"
     return seconds_text(row["measured_seconds"], row.get("bytes"))
 
@@ -31,16 +35,21 @@ def measured_text(row):
 def baseline_text(row):
     if row["kind"] == "figure":
         return "" if row.get("baseline_value") is None else f"{row['baseline_value']} {row['unit']}"
-    if row["kind"] == "failed":
+    if row["kind"] in ("failed", "skipped"):
         return ""
     return seconds_text(row["baseline_seconds"], row.get("bytes"))
 
 
 def table(lines, right_aligned):
-    """Columns padded to their widest cell; trailing spaces dropped."""
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    """Columns padded to their widest cell; trailing spaces dropped. A line that is a string,
+    not a list of cells, is a heading printed as it is."""
+    rows = [line for line in lines if not isinstance(line, str)]
+    widths = [max(len(line[i]) for line in rows) for i in range(len(rows[0]))]
     out = []
     for line in lines:
+        if isinstance(line, str):
+            out.append(line)
+            continue
         cells = []
         for i, cell in enumerate(line):
             if i == len(line) - 1:
@@ -58,15 +67,20 @@ def print_run(result):
     print()
     print(f"sitefs bench: {result['config']} build, {result['runs']} runs per case (medians), {quick}, "
           f"{result['cpus']} CPUs, {result['started']}, commit {result['commit']}")
-    print(f"seed import: {result['seed_seconds']:.1f} s; whole run: {result['total_seconds']:.0f} s. "
+    setup = "; ".join(f"{SETUP[backend]}: {seconds:.1f} s" for backend, seconds in result["setup_seconds"].items())
+    print(f"{setup + '; ' if setup else ''}whole run: {result['total_seconds']:.0f} s. "
           "Ratio: measured / baseline time; % rows: throughput as a share of the baseline's.")
     print("Notes: daemon CPU seconds per operation (median), daemon peak RSS, server requests per operation "
-          "(median, change-feed polls excluded).")
+          "(median; sitefs-server: its log, change-feed polls excluded; Apache: its access log).")
     print(f"Load average (1/5/15 min) when the bench started: {result['load_before']}; at the end (the bench's own "
           f"load included): {result['load_after']}.")
     print()
     lines = [["case", "median", "baseline (same run)", "median", "ratio", "target", "result", "notes"]]
+    backend = None
     for row in result["rows"]:
+        if row.get("backend", "sitefs") != backend:
+            backend = row.get("backend", "sitefs")
+            lines.append(f"--- {backend}: {result.get('servers', {}).get(backend, TITLES.get(backend, backend))}")
         lines.append([row["case"], measured_text(row), row["baseline"], baseline_text(row), row["ratio_text"],
                       row["target"], row["result"], row["notes"]])
     print(table(lines, right_aligned={1, 3, 4}))
@@ -95,6 +109,9 @@ def new_result(settings, repository):
         "runs": settings.runs,
         "quick": settings.quick,
         "cases": settings.cases,
+        "backends": settings.backends,
+        "servers": {},
+        "setup_seconds": {},
         "mount_args": settings.mount_args,
         "rows": [],
         "broken": [],
@@ -105,7 +122,8 @@ def save(result, directory):
     """Writes the run's JSON beside the earlier ones (never overwriting one); returns its path."""
     directory.mkdir(parents=True, exist_ok=True)
     stem = result["started"].replace(":", "").replace("-", "")
-    path = directory / f"{stem}-{result['config']}{'-quick' if result['quick'] else ''}.json"
+    only = "" if len(result.get("backends", [])) != 1 else f"-{result['backends'][0]}"
+    path = directory / f"{stem}-{result['config']}{'-quick' if result['quick'] else ''}{only}.json"
     counter = 2
     while path.exists():
         path = directory / f"{stem}-{result['config']}-{counter}.json"
@@ -129,21 +147,22 @@ def list_runs(directory):
     if not paths:
         print(f"no runs kept in {directory}")
         return
-    lines = [["file", "started", "commit", "config", "runs", "sizes", "cases failed"]]
+    lines = [["file", "started", "commit", "config", "runs", "sizes", "backends", "cases failed"]]
     for path in paths:
         try:
             r = load(path)
         except (ValueError, json.JSONDecodeError, OSError) as error:
-            lines.append([path.name, f"unreadable: {error}", "", "", "", "", ""])
+            lines.append([path.name, f"unreadable: {error}", "", "", "", "", "", ""])
             continue
         lines.append([path.name, r["started"], r["commit"], r["config"], str(r["runs"]), "quick" if r["quick"] else "full",
-                      " ".join(r["broken"]) or "-"])
+                      " ".join(r.get("backends", ["sitefs"])), " ".join(r["broken"]) or "-"])
     print(table(lines, right_aligned={4}))
 
 
 def row_key(row):
-    """Rows of two runs are matched by their case and baseline labels."""
-    return (row["case"], row["baseline"])
+    """Rows of two runs are matched by their backend, case and baseline labels (a run kept
+    before there were backends measured sitefs-server)."""
+    return (row.get("backend", "sitefs"), row["case"], row["baseline"])
 
 
 def compare(a_path, b_path):
@@ -156,20 +175,20 @@ def compare(a_path, b_path):
         print("note: the runs differ in sizes or build configuration; their figures are not comparable one to one")
     print()
     b_rows = {row_key(row): row for row in b["rows"]}
-    lines = [["case", "baseline", "A median", "A ratio", "B median", "B ratio", "B/A", "B result"]]
+    lines = [["backend", "case", "baseline", "A median", "A ratio", "B median", "B ratio", "B/A", "B result"]]
     seen = set()
     for row in a["rows"]:
         key = row_key(row)
         seen.add(key)
         other = b_rows.get(key)
-        lines.append([row["case"], row["baseline"], measured_text(row), row["ratio_text"],
+        lines.append([key[0], row["case"], row["baseline"], measured_text(row), row["ratio_text"],
                       measured_text(other) if other else "(absent)", other["ratio_text"] if other else "",
                       change(row, other), other["result"] if other else ""])
     for row in b["rows"]:
         if row_key(row) not in seen:
-            lines.append([row["case"], row["baseline"], "(absent)", "", measured_text(row), row["ratio_text"], "",
-                          row["result"]])
-    print(table(lines, right_aligned={2, 3, 4, 5, 6}))
+            lines.append([row_key(row)[0], row["case"], row["baseline"], "(absent)", "", measured_text(row), row["ratio_text"],
+                          "", row["result"]])
+    print(table(lines, right_aligned={3, 4, 5, 6, 7}))
 
 
 def change(a_row, b_row):
@@ -177,7 +196,7 @@ def change(a_row, b_row):
         return ""
     if a_row["kind"] == "figure":
         before, after = a_row["value"], b_row["value"]
-    elif a_row["kind"] == "failed":
+    elif a_row["kind"] in ("failed", "skipped"):
         return ""
     else:
         before, after = a_row["measured_seconds"], b_row["measured_seconds"]

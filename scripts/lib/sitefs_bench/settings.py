@@ -5,6 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit"]
+# The servers the mount is measured against, in the order they run: sitefs-server (the
+# project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
+# protocol to the same server.
+ALL_BACKENDS = ["sitefs", "apache"]
 
 
 class SettingsError(Exception):
@@ -18,6 +22,9 @@ class Settings:
     quick: bool = False
     keep: bool = False
     cases: list = field(default_factory=lambda: list(ALL_CASES))
+    backends: list = field(default_factory=lambda: list(ALL_BACKENDS))
+    # True when SITEFS_BENCH_BACKEND names backends: one that cannot run here is then an error.
+    backend_named: bool = False
     mount_args: list = field(default_factory=list)
     results_dir: Path = Path("bench-results")
     # Sizes (full, or quick for a smoke run).
@@ -56,6 +63,20 @@ class Settings:
         if unknown:
             raise SettingsError(f"unknown case(s) in SITEFS_BENCH_CASES: {' '.join(unknown)} (known: {' '.join(ALL_CASES)})")
         s.cases = [name for name in ALL_CASES if not wanted or name in wanted]
+        s.backends = backends_from(env.get("SITEFS_BENCH_BACKEND", "all"))
+        s.backend_named = env.get("SITEFS_BENCH_BACKEND", "all").split() not in ([], ["all"])
         s.mount_args = env.get("SITEFS_BENCH_MOUNT_ARGS", "").split()
         s.results_dir = Path(env.get("SITEFS_BENCH_RESULTS", str(repository / "bench-results")))
         return s
+
+
+def backends_from(value):
+    """SITEFS_BENCH_BACKEND: `all` (the default), or backend names, space-separated."""
+    wanted = value.split()
+    if wanted in ([], ["all"]):
+        return list(ALL_BACKENDS)
+    unknown = [name for name in wanted if name not in ALL_BACKENDS]
+    if unknown:
+        raise SettingsError(f"unknown backend(s) in SITEFS_BENCH_BACKEND: {' '.join(unknown)} "
+                            f"(known: all {' '.join(ALL_BACKENDS)})")
+    return [name for name in ALL_BACKENDS if name in wanted]

@@ -1,27 +1,22 @@
-"""The bench's world: binaries, the seed, the server, the sign-in, the mount, API helpers.
+"""The bench's world: binaries, the seed, the server of the backend being measured (see
+servers), the mount, curl's configs.
 
 Everything it starts and creates lives under one temporary directory and is removed by
-`close` (even after a failure or a signal); nothing is left mounted; traffic goes to
-127.0.0.1 only; secrets never appear on a command line (curl reads the token from a 0600
-file, the sign-ins read the password on standard input).
+`close` (even after a failure or a signal); nothing is left mounted or running; traffic goes
+to 127.0.0.1 only; secrets never appear on a command line (curl reads the Authorization
+header from a 0600 file, the sign-ins read the password on standard input).
 """
 
 import base64
-import json
 import os
-import re
-import secrets
 import shutil
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import procs
+from . import procs, servers
 from .measure import BenchFailure, log
 
 # Traffic stays on loopback: no proxy for curl, urllib or the daemon's libcurl.
@@ -29,7 +24,6 @@ for variable in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_
     os.environ.pop(variable, None)
 os.environ["no_proxy"] = os.environ["NO_PROXY"] = "*"
 os.environ["LC_ALL"] = "C"
-NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class World:
@@ -47,12 +41,7 @@ class World:
             directory.mkdir(parents=True)
         self.bin = None
         self.server = None
-        self.base = None
-        self.token = None
         self.daemon_pid = None
-        self.shm_dir = None
-        self.seed_seconds = 0.0
-        self.ids = {}
 
     # --- commands -----------------------------------------------------------------------
 
@@ -110,144 +99,29 @@ class World:
         (self.seed / "write" / "target.bin").write_bytes(b"x")
         # The curl baselines change their own copies, so the mount's next edit never starts
         # from a version the curl baseline has just replaced.
-        for source in (self.seed / "write" / "target.bin", docs / "report.csv", docs / "plan.odt"):
+        for source in (self.seed / "write" / "target.bin", docs / "report.csv", docs / "plan.odt", docs / "notes.txt"):
             shutil.copy(source, self.seed / "curl" / source.name)
         shutil.copytree(docs, self.local / "docs")  # the local baselines edit copies
         write_random(self.work / "write-src.bin", s.write_mb << 20)
 
-    def import_and_serve(self):
-        password = secrets.token_urlsafe(24)
-        data = self.work / "data"
-        # The import makes one fsynced transaction per file (minutes for 110,000 files on a
-        # disk): on tmpfs when there is room, then the data directory is copied to the disk
-        # the server runs on. Nothing has it open in between, so the copy is consistent.
-        import_data = data
-        if os.path.isdir("/dev/shm"):
-            stat = os.statvfs("/dev/shm")
-            if stat.f_bavail * stat.f_frsize > (self.s.big_mb + 1024) << 20:
-                self.shm_dir = Path(tempfile.mkdtemp(prefix="sitefs-bench-seed.", dir="/dev/shm"))
-                import_data = self.shm_dir / "data"
-        server = str(self.bin / "sitefs-server")
-        started = time.perf_counter()
-        subprocess.run([server, "user", "add", "bench", "--data", str(import_data)], input=password + "\n", text=True,
-                       stdout=subprocess.DEVNULL, check=True, timeout=120)
-        with open(self.work / "import.log", "w") as out:
-            subprocess.run([server, "site", "add", "Bench", "--data", str(import_data), "--import", str(self.seed)],
-                           stdout=out, check=True, timeout=3600)
-        subprocess.run([server, "grant", "bench", "Bench", "--data", str(import_data)], stdout=subprocess.DEVNULL,
-                       check=True, timeout=120)
-        if import_data != data:
-            shutil.copytree(import_data, data, symlinks=True)
-            shutil.rmtree(self.shm_dir)
-            self.shm_dir = None
-        self.seed_seconds = time.perf_counter() - started
-        last = (self.work / "import.log").read_text().strip().splitlines()[-1:]
-        log(f"import: {' '.join(last)} in {self.seed_seconds:.1f} s{' (on tmpfs, then copied)' if import_data != data else ''}")
+    def serve(self, backend):
+        """Starts the backend's server serving the seed and signs the mount in to it."""
+        self.server = servers.SERVERS[backend](self)
+        self.server.start()
 
-        out = open(self.work / "server.out", "w")
-        err = open(self.work / "server.log", "w")
-        self.server = subprocess.Popen([server, "serve", "--data", str(data), "--host", "127.0.0.1", "--port", "0"],
-                                       stdout=out, stderr=err)
-        deadline = time.monotonic() + 60
-        line = None
-        while time.monotonic() < deadline and self.server.poll() is None:
-            match = re.search(r"^listening on (\S+)$", (self.work / "server.out").read_text(), re.M)
-            if match:
-                line = match.group(1)
-                break
-            time.sleep(0.1)
-        if line is None:
-            raise BenchFailure("the server did not start: " + (self.work / "server.log").read_text()[-2000:])
-        if not re.fullmatch(r"http://127\.0\.0\.1:[0-9]+", line):
-            raise BenchFailure(f"the server is not on 127.0.0.1: {line}")
-        self.base = line
-        log(f"server {self.base} (pid {self.server.pid})")
-
-        answer = self.request("POST", "/v1/session", {"username": "bench", "password": password}, authorized=False)
-        self.token = answer["token"]
-        fd = os.open(self.auth, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(f"Authorization: Bearer {self.token}\n")
-        self.sitefs("login", self.base, "--user", "bench", input=password + "\n", text=True, stdout=subprocess.DEVNULL,
-                    check=True, timeout=60)
-
-        site = self.request("GET", "/v1/sites")["items"][0]["id"]
-        ids = {"site": site}
-        for name in ("small", "empty", "docs", "scratch", "curl"):
-            ids[name] = self.child_id(site, name)
-        ids["big"] = self.child_id(self.child_id(site, "big"), "big.bin")
-        ids["target"] = self.child_id(self.child_id(site, "write"), "target.bin")
-        ids["report"] = self.child_id(ids["docs"], "report.csv")
-        ids["plan"] = self.child_id(ids["docs"], "plan.odt")
-        for name, file in (("curl_target", "target.bin"), ("curl_report", "report.csv"), ("curl_plan", "plan.odt")):
-            ids[name] = self.child_id(ids["curl"], file)
-        self.ids = ids
-
-    # --- the API, for setting up and checking (never timed) -----------------------------
-
-    def request(self, method, path, body=None, authorized=True, raw=False, headers=None):
-        request = urllib.request.Request(self.base + path, method=method)
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            request.add_header("Content-Type", "application/json")
-        if authorized:
-            request.add_header("Authorization", f"Bearer {self.token}")
-        for key, value in (headers or {}).items():
-            request.add_header(key, value)
+    def stop_server(self):
+        """Unmounts and stops the current server, so the next backend runs alone."""
         try:
-            with NO_PROXY.open(request, data=data, timeout=60) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as error:
-            raise BenchFailure(f"HTTP {error.code} for {method} {path}: {error.read()[:300]!r}")
-        if raw:
-            return payload
-        return json.loads(payload) if payload else None
+            self.unmount()
+        finally:
+            if self.server:
+                self.server.stop()
 
-    def children(self, folder):
-        """(id, name) of every child, following next_cursor (bounded)."""
-        result, cursor = [], None
-        for _ in range(100000):
-            query = {"limit": 1000}
-            if cursor:
-                query["cursor"] = cursor
-            page = self.request("GET", f"/v1/items/{folder}/children?{urllib.parse.urlencode(query)}")
-            result += [(item["id"], item["name"]) for item in page["items"]]
-            cursor = page.get("next_cursor")
-            if not cursor:
-                return result
-        raise BenchFailure(f"listing of {folder} does not end")
-
-    def child_id(self, folder, name):
-        for identifier, child in self.children(folder):
-            if child == name:
-                return identifier
-        raise BenchFailure(f"no item {name!r} in folder {folder}")
-
-    def item(self, identifier):
-        return self.request("GET", f"/v1/items/{identifier}")
-
-    def content(self, identifier, byte_range=None):
-        headers = {"Range": f"bytes={byte_range}"} if byte_range else None
-        return self.request("GET", f"/v1/items/{identifier}/content", raw=True, headers=headers)
-
-    def page_urls(self, folder):
-        """The URLs of a folder's listing pages at the mount's page size, in order."""
-        urls, cursor = [], None
-        for _ in range(100000):
-            query = {"limit": self.s.page_size}
-            if cursor:
-                query["cursor"] = cursor
-            path = f"/v1/items/{folder}/children?{urllib.parse.urlencode(query)}"
-            urls.append(self.base + path)
-            cursor = self.request("GET", path).get("next_cursor")
-            if not cursor:
-                return urls
-        raise BenchFailure(f"listing of {folder} does not end")
+    # --- curl -------------------------------------------------------------------------------
 
     def curl_config(self, name, settings, urls):
         """A curl config file: one curl process, one connection, a request to each URL with
-        the token's header and `settings`, every body discarded."""
+        the Authorization header and `settings`, every body discarded."""
         lines = [f'header = "@{self.auth}"'] + settings
         for url in urls:
             lines += [f'url = "{url}"', 'output = "/dev/null"']
@@ -255,28 +129,14 @@ class World:
         path.write_text("".join(line + "\n" for line in lines))
         return path
 
-    # --- the server's log: requests an operation made -----------------------------------
-
-    def log_offset(self):
-        return (self.work / "server.log").stat().st_size
-
-    def requests_since(self, offset):
-        """Server requests logged after `offset`, change-feed polls excluded."""
-        time.sleep(0.2)  # a request is logged once its response body has gone out
-        with open(self.work / "server.log", "rb") as f:
-            f.seek(offset)
-            text = f.read().decode(errors="replace")
-        pattern = re.compile(r" (GET|POST|PUT|PATCH|DELETE) /v1/")
-        return sum(1 for line in text.splitlines() if pattern.search(line) and "/v1/changes" not in line)
-
     @contextmanager
     def operation(self, samples):
         """Around one operation on the mount: its daemon CPU, peak RSS and server requests
         go to `samples`."""
-        cpu, offset = procs.cpu_seconds(self.daemon_pid), self.log_offset()
+        cpu, offset = procs.cpu_seconds(self.daemon_pid), self.server.log_offset()
         yield
         samples.cpu.append(procs.cpu_seconds(self.daemon_pid) - cpu)
-        samples.requests.append(self.requests_since(offset))
+        samples.requests.append(self.server.requests_since(offset))
         samples.peak_kib.append(procs.status_kib(self.daemon_pid, "VmHWM"))
 
     # --- the mount ------------------------------------------------------------------------
@@ -309,14 +169,19 @@ class World:
         """A fresh mount with an empty cache."""
         self.unmount()
         shutil.rmtree(self.cache, ignore_errors=True)
-        self.sitefs("mount", self.base, str(self.mp), "--cache-dir", str(self.cache), "--log-file",
-                    str(self.work / "daemon.log"), *self.s.mount_args, stdout=subprocess.DEVNULL, check=True)
+        self.sitefs("mount", self.server.mount_url, str(self.mp), "--cache-dir", str(self.cache), "--log-file",
+                    str(self.daemon_log), *self.s.mount_args, stdout=subprocess.DEVNULL, check=True)
         if not self.is_mounted():
             raise BenchFailure(f"sitefs mount returned but {self.mp} is not mounted")
         self.daemon_pid = self.find_daemon()
         if not self.daemon_pid:
             raise BenchFailure(f"no daemon process for {self.mp}")
         time.sleep(0.5)  # the first change-feed poll passes: cold means an empty cache, not a mount in progress
+
+    @property
+    def daemon_log(self):
+        """One log per backend's mounts."""
+        return self.work / f"daemon-{self.server.key}.log"
 
     def ensure_mounted(self):
         """Warm cases keep the current mount when there is one."""
@@ -346,11 +211,8 @@ class World:
         pid = self.find_daemon()
         if pid:
             procs.stop(pid, 10)
-        if self.server and self.server.poll() is None:
-            procs.stop(self.server.pid, 0)
-            self.server.wait(timeout=10)
-        if self.shm_dir:
-            shutil.rmtree(self.shm_dir, ignore_errors=True)
+        if self.server:
+            self.server.stop()
         with open("/proc/self/mounts") as f:
             if any(line.split()[1].startswith(str(self.work) + "/") for line in f):
                 print(f"bench: something is still mounted under {self.work}; not deleting it")
