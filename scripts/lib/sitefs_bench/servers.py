@@ -413,10 +413,10 @@ class ApacheServer(Server):
                 port = probe.getsockname()[1]
             configuration = self.directory / "httpd.conf"
             configuration.write_text(self.configuration(port, owner))
-            console = open(self.directory / "console.log", "w")
             # Its own session: the master and its workers are one process group, stopped together.
-            self.process = subprocess.Popen([self.EXECUTABLE, "-f", str(configuration), "-DFOREGROUND"], stdout=console,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            with open(self.directory / "console.log", "w") as console:
+                self.process = subprocess.Popen([self.EXECUTABLE, "-f", str(configuration), "-DFOREGROUND"], stdout=console,
+                                                stderr=subprocess.STDOUT, start_new_session=True)
             self.origin = f"http://127.0.0.1:{port}"
             self.mount_url = self.origin + "/dav/"
             if self.serves():
