@@ -9,14 +9,31 @@ public enum DAVHref {
     /// below the base, carries a query or fragment, or has a segment that is empty, `.`,
     /// `..`, or decodes to something with a `/` or NUL in it or that is not UTF-8.
     public static func components(of href: String, below basePath: String, origin: String) -> [String]? {
-        guard let path = self.path(of: href, origin: origin), let base = segments(of: basePath),
-              let all = segments(of: path), all.count >= base.count,
-              zip(all, base).allSatisfy({ Array($0.utf8) == Array($1.utf8) })  // as bytes: NFC is not NFD
-        else { return nil }
-        return Array(all[base.count...])
+        Base(path: basePath, origin: origin)?.components(of: href)
     }
 
-    /// The path of an href given as an absolute path or as a URL of `origin`.
+    /// The mount URL's path and origin, decoded once for all the hrefs of a listing.
+    public struct Base: Sendable {
+        let segments: [[UInt8]]
+        let origin: String
+
+        /// Nil when `path` is not an absolute path of usable segments.
+        public init?(path: String, origin: String) {
+            guard let segments = DAVHref.segments(of: path) else { return nil }
+            self.segments = segments.map { Array($0.utf8) }
+            self.origin = origin.lowercased()
+        }
+
+        /// As `DAVHref.components(of:below:origin:)`.
+        public func components(of href: String) -> [String]? {
+            guard let path = DAVHref.path(of: href, origin: origin), let all = DAVHref.segments(of: path), all.count >= segments.count,
+                  zip(all, segments).allSatisfy({ $0.utf8.elementsEqual($1) })  // as bytes: NFC is not NFD
+            else { return nil }
+            return Array(all[segments.count...])
+        }
+    }
+
+    /// The path of an href given as an absolute path or as a URL of `origin` (lowercase).
     private static func path(of href: String, origin: String) -> String? {
         guard !href.contains("?"), !href.contains("#") else { return nil }
         if href.hasPrefix("/") { return href }
@@ -27,7 +44,7 @@ public enum DAVHref {
         guard afterScheme.count >= 3 else { return nil }
         let hrefOrigin = (String(decoding: afterScheme[0], as: UTF8.self) + "//" + String(decoding: afterScheme[2], as: UTF8.self))
             .lowercased()
-        guard hrefOrigin == origin.lowercased() else { return nil }
+        guard hrefOrigin == origin else { return nil }
         return afterScheme.count == 4 ? "/" + String(decoding: afterScheme[3], as: UTF8.self) : "/"
     }
 

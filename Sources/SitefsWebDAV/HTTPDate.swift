@@ -7,6 +7,7 @@
 public enum HTTPDate {
     /// Seconds since 1970-01-01T00:00:00Z, or nil.
     public static func secondsSinceEpoch(_ text: String) -> Int64? {
+        if let fast = imfFixdate(Array(text.utf8)) { return fast }
         let fields = text.trimmed.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard fields.count >= 4, fields.allSatisfy({ $0.utf8.count <= 16 }) else { return nil }
         if fields.count == 6, fields[0].hasSuffix(","), fields[5] == "GMT" {
@@ -56,6 +57,32 @@ public enum HTTPDate {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
+    /// The preferred form at its fixed positions, without splitting into strings: a listing
+    /// parses one per entry, 100,000 for a large folder. Nil when the text is not exactly
+    /// that form (the general path then decides).
+    private static func imfFixdate(_ bytes: [UInt8]) -> Int64? {
+        // "Sun, 06 Nov 1994 08:49:37 GMT"
+        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == 32, bytes[7] == 32, bytes[11] == 32, bytes[16] == 32,
+              bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == 32,
+              bytes[26...28].elementsEqual("GMT".utf8),
+              let month = monthBytes.firstIndex(where: { $0.elementsEqual(bytes[8...10]) }),
+              let day = digits(bytes[5...6]), let year = digits(bytes[12...15]), let hour = digits(bytes[17...18]),
+              let minute = digits(bytes[20...21]), let second = digits(bytes[23...24])
+        else { return nil }
+        return seconds(year: year, month: month + 1, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    private static let monthBytes = months.map { Array($0.utf8) }
+
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in bytes {
+            guard (48...57).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     private static func month(_ name: String) -> Int? {
@@ -71,7 +98,13 @@ public enum HTTPDate {
     private static func seconds(year: Int, month: Int, day: Int, time: String) -> Int64? {
         let parts = time.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let hour = number(parts[0], digits: 2), let minute = number(parts[1], digits: 2),
-              let second = number(parts[2], digits: 2), hour < 24, minute < 60, second <= 60,  // 60: a leap second
+              let second = number(parts[2], digits: 2)
+        else { return nil }
+        return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    private static func seconds(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int64? {
+        guard hour < 24, minute < 60, second <= 60,  // 60: a leap second
               (1...12).contains(month), (1...daysIn(month, of: year)).contains(day), (1900...9999).contains(year)
         else { return nil }
         let days = daysFromEpoch(year: year, month: month, day: day)

@@ -66,14 +66,14 @@ public final class WebDAVDocumentBackend: DocumentBackend {
             throw WebDAVTransport.error(for: error, operation)
         }
         guard let entry else { throw .notFound }
-        let sighting = sighting(of: entry)
-        let resolved = try table { try identities.nodes(for: [sighting], in: location.parent) }[0]
+        let facts = WebDAVItems.Facts(entry.properties)
+        let resolved = try table { try identities.nodes(for: [sighting(of: entry, facts)], in: location.parent) }[0]
         // Another item has the name now (the server's file id says so): this one is gone.
         guard resolved.node == node else { throw .notFound }
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
         observe(entry)
-        return try WebDAVItems.item(named: entry.name, entry.properties, at: placement)
+        return try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement)
     }
 
     // MARK: Listings
@@ -106,16 +106,18 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         let flush = { [self] in
             guard failure == nil, !pending.isEmpty || !refused.isEmpty else { return }
             do throws(ProviderError) {
-                let resolved = try table { try identities.nodes(for: pending.map(sighting(of:)), in: folder) }
+                let facts = pending.map { WebDAVItems.Facts($0.properties) }
+                let sightings = zip(pending, facts).map { sighting(of: $0, $1) }
+                let resolved = try table { try identities.nodes(for: sightings, in: folder) }
                 var items: [ProviderItem] = []
                 items.reserveCapacity(pending.count)
-                for (entry, found) in zip(pending, resolved) {
+                for ((entry, facts), found) in zip(zip(pending, facts), resolved) {
                     seen.insert(found.node)
                     // A site is its own site; anything deeper is in the folder's.
                     let placement = WebDAVItems.Placement(node: found.node, site: identifier == nil ? found.node : location.site,
                                                           parent: identifier, keptModified: found.keptModified)
                     do throws(ProviderError) {
-                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, at: placement))
+                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement))
                         observe(entry)
                     } catch {
                         refused.append(error.description)
@@ -150,13 +152,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         stream.finish(failure)
     }
 
-    func sighting(of entry: WebDAVEntry) -> IdentityTable.Sighting {
-        let properties = entry.properties
-        let size = properties.contentLength.flatMap { Int64($0.trimmingASCIIWhitespace) } ?? 0
-        let seconds = properties.lastModified.flatMap(HTTPDate.secondsSinceEpoch) ?? 0
-        let version = WebDAVItems.version(of: properties, size: size, modifiedSeconds: seconds).version
-        return IdentityTable.Sighting(name: entry.name, isCollection: properties.isCollection, fileID: properties.fileID,
-                                      version: version)
+    func sighting(of entry: WebDAVEntry, _ facts: WebDAVItems.Facts) -> IdentityTable.Sighting {
+        IdentityTable.Sighting(name: entry.name, isCollection: entry.properties.isCollection, fileID: entry.properties.fileID,
+                               version: facts.version)
     }
 
     /// Notes whether files come with ETags, and says once when they do not, and what sitefs

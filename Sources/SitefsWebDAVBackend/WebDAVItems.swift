@@ -21,13 +21,27 @@ enum WebDAVItems {
         ItemIdentifier(site: String(site), id: String(node))
     }
 
-    /// The version a resource is shown with: its tag, else its size and time.
-    static func version(of properties: DAVProperties, size: Int64, modifiedSeconds: Int64) -> (version: String, tagged: Bool) {
-        if let tag = EntityTag.version(fromHeader: properties.etag) { return (tag, true) }
-        return (EntityTag.fallbackVersion(size: size, modifiedSeconds: modifiedSeconds), false)
+    /// What a resource's properties say, each parsed once (a listing has 100,000 of them).
+    struct Facts {
+        /// Nil when missing or not a size (which a file must have).
+        var size: Int64?
+        /// The last modification, in seconds; the epoch when the server gives none.
+        var seconds: Int64
+        /// Its tag, else its size and time (see `EntityTag`).
+        var version: String
+
+        init(_ properties: DAVProperties) {
+            size = properties.contentLength.flatMap { Int64($0.trimmingASCIIWhitespace) }.flatMap {
+                (0...ProviderItem.maximumSize).contains($0) ? $0 : nil
+            }
+            seconds = properties.lastModified.flatMap(HTTPDate.secondsSinceEpoch) ?? 0
+            version = EntityTag.version(fromHeader: properties.etag)
+                ?? EntityTag.fallbackVersion(size: properties.isCollection ? 0 : size ?? 0, modifiedSeconds: seconds)
+        }
     }
 
-    static func item(named name: String, _ properties: DAVProperties, at placement: Placement) throws(ProviderError) -> ProviderItem {
+    static func item(named name: String, _ properties: DAVProperties, _ facts: Facts,
+                     at placement: Placement) throws(ProviderError) -> ProviderItem {
         if let violation = ItemName.violation(of: name) {
             throw .invalidResponse("an unusable name (\(violation)): \(name.debugDescription.prefix(80))")
         }
@@ -36,20 +50,14 @@ enum WebDAVItems {
         let kind: ProviderItem.Kind = properties.isCollection ? (placement.parent == nil ? .site : .folder) : .file
         var size: Int64 = 0
         if kind == .file {
-            guard let text = properties.contentLength, let parsed = Int64(text.trimmingASCIIWhitespace),
-                  (0...ProviderItem.maximumSize).contains(parsed)
-            else {
+            guard let known = facts.size else {
                 throw .invalidResponse("\(name.debugDescription.prefix(80)) has no usable size: \((properties.contentLength ?? "none").prefix(40))")
             }
-            size = parsed
+            size = known
         }
-        // No date is no error (the item is still usable); it shows as the epoch.
-        let seconds = properties.lastModified.flatMap(HTTPDate.secondsSinceEpoch) ?? 0
-        let version = Self.version(of: properties, size: size, modifiedSeconds: seconds).version
+        let seconds = facts.seconds
         let modified = placement.keptModified.map(Timestamp.init(microsecondsSinceEpoch:))
             ?? Timestamp(microsecondsSinceEpoch: seconds.multipliedReportingOverflow(by: 1_000_000).overflow ? 0 : seconds * 1_000_000)
-        // The root is the server's: sites and the files beside them are edited, never renamed,
-        // deleted or added to from the mount (the core refuses creating there).
         let capabilities: Capabilities = switch kind {
         case .site: [.read, .addChildren]
         case .folder: [.read, .write, .rename, .delete, .addChildren]
@@ -57,6 +65,6 @@ enum WebDAVItems {
         }
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
-                            version: version, capabilities: capabilities)
+                            version: facts.version, capabilities: capabilities)
     }
 }

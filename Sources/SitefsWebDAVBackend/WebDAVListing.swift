@@ -49,6 +49,8 @@ public struct WebDAVListing: Sendable {
     let origin: String
     let headers: [(String, String)]
     let limits: MultistatusParser.Limits
+    /// The base path and origin decoded once, for every href of every listing.
+    let hrefBase: DAVHref.Base?
 
     public init(client: HTTPClient, basePath: String, origin: String, headers: [(String, String)] = [],
                 limits: MultistatusParser.Limits = .init()) {
@@ -57,6 +59,7 @@ public struct WebDAVListing: Sendable {
         self.origin = origin
         self.headers = headers
         self.limits = limits
+        hrefBase = DAVHref.Base(path: self.basePath, origin: origin)
     }
 
     /// The children of the collection at `components` below the mount URL, each handed to
@@ -86,7 +89,7 @@ public struct WebDAVListing: Sendable {
                           onRefused: @escaping (String) -> Void) throws(WebDAVListingError) -> WebDAVEntry? {
         var own: WebDAVEntry?
         let parser = MultistatusParser(limits: limits) { response in
-            guard let path = DAVHref.components(of: response.href, below: basePath, origin: origin) else {
+            guard let path = hrefBase?.components(of: response.href) else {
                 return onRefused("an href outside the mount or not a usable name: \(response.href.debugDescription)")
             }
             if let status = response.status, !(200..<300).contains(status) {
