@@ -110,13 +110,17 @@ extension WebDAVDocumentBackend {
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                               progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let (node, location) = try resolve(file)
+        var condition = baseVersion
         if let baseVersion {
             // Checked here first: nginx ignores If-Match on PUT, and a version of size and time
-            // cannot be sent at all; If-Match then closes the window where the server can.
-            let current = try freshItem(node, at: location)
+            // cannot be sent at all; If-Match then closes the window where the server can. A
+            // tag the server marks weak just now (Apache, for a second after a change) would
+            // fail If-Match whatever the content: the check stands alone then.
+            let (current, weak) = try fresh(node, at: location)
             guard current.version == baseVersion else { throw .versionMismatch(current: current) }
+            if weak { condition = nil }
         }
-        let response = try conditionally(on: baseVersion, node, location) { ifMatch throws(ProviderError) in
+        let response = try conditionally(on: condition, node, location) { ifMatch throws(ProviderError) in
             try put(path, to: location, headers: ifMatch.map { [("If-Match", $0)] } ?? [], modified: modified, progress: progress)
         }
         guard [200, 201, 204].contains(response.status) else {

@@ -57,6 +57,12 @@ public final class WebDAVDocumentBackend: DocumentBackend {
 
     /// The item at `node` as the server has it now (`PROPFIND Depth: 0`).
     func freshItem(_ node: IdentityTable.Node, at location: IdentityTable.Location) throws(ProviderError) -> ProviderItem {
+        try fresh(node, at: location).item
+    }
+
+    /// The item at `node` as the server has it now, and whether the server marked its tag
+    /// weak (which `If-Match` never matches).
+    func fresh(_ node: IdentityTable.Node, at location: IdentityTable.Location) throws(ProviderError) -> (item: ProviderItem, weakTag: Bool) {
         let operation = "PROPFIND \(location.components.last ?? "/")"
         let entry: WebDAVEntry?
         do throws(WebDAVListingError) {
@@ -73,7 +79,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
         observe(entry)
-        return try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement)
+        return (try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement), EntityTag.isWeak(entry.properties.etag))
     }
 
     // MARK: Listings

@@ -1,0 +1,67 @@
+import Foundation
+import Logging
+import SitefsProvider
+import SitefsTestSupport
+import SitefsWebDAVBackend
+import Testing
+
+/// A listing's first page is served while the server is still sending the rest: the core
+/// gets entries as the response streams in, not once the whole collection has arrived.
+@Suite struct StreamingListingTests {
+    /// The server sends the first half of a 600-entry multistatus, then holds the rest back
+    /// until the test lets it go (or 20 s pass).
+    private final class HeldBackServer: @unchecked Sendable {
+        let release = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var restSent = false
+        var sentTheRest: Bool { lock.withLock { restSent } }
+
+        func routes(_ request: TestRequest, _ connection: TestConnection) -> Bool {
+            guard connection.readWholeBody(of: request) != nil else { return false }
+            guard request.method == "PROPFIND", request.path == "/" || request.path == "/Site/" else {
+                return connection.send(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8))
+            }
+            let entries = request.path == "/" ? ["/", "/Site/"] : ["/Site/"] + (0..<600).map { "/Site/f\($0).txt" }
+            let responses = entries.map { href in
+                let props = href.hasSuffix("/") ? "<d:resourcetype><d:collection/></d:resourcetype>"
+                    : "<d:resourcetype/><d:getcontentlength>1</d:getcontentlength><d:getetag>\"e\"</d:getetag>"
+                return "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop>"
+                    + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+            }
+            let head = #"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">"#
+            let body = Array((head + responses.joined() + "</d:multistatus>").utf8)
+            let header = Array("HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+            guard request.path == "/Site/" else { return connection.send(header + body) }
+            let half = Array((head + responses[..<300].joined()).utf8).count
+            guard connection.send(header + body[..<half]) else { return false }
+            _ = release.wait(timeout: .now() + 20)
+            lock.withLock { restSent = true }
+            return connection.send(Array(body[half...]))
+        }
+    }
+
+    @Test func theFirstPageArrivesBeforeTheRestOfTheResponse() throws {
+        let held = HeldBackServer()
+        let server = try TestServer(routes: { held.routes($0, $1) })
+        defer {
+            held.release.signal()
+            _ = server.stop()
+        }
+        let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.baseURL + "/")),
+                                            credentials: FixedAuthorization(nil), identities: try IdentityTable(path: nil),
+                                            logger: Logger(label: "test"))
+        let site = try #require(try backend.sites(after: nil, limit: 10).items.first)
+        let first = try backend.children(of: site.identifier, after: nil, limit: 100)
+        #expect(first.items.count == 100)
+        #expect(!held.sentTheRest, "the first page waited for the whole response")
+        held.release.signal()
+        var names = first.items.map(\.name)
+        var token = first.next
+        while let next = token {
+            let page = try backend.children(of: site.identifier, after: next, limit: 100)
+            names += page.items.map(\.name)
+            token = page.next
+        }
+        #expect(names.count == 600 && Set(names).count == 600)
+    }
+}
