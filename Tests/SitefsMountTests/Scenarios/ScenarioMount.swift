@@ -29,20 +29,26 @@ final class ScenarioMount: @unchecked Sendable {
         try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
         environment = ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
                        "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path]
-        server = try backend.start(in: root)
         do {
-            try prepare(server)
+            server = try backend.start(in: root)
         } catch {
-            server.stop()
+            try? FileManager.default.removeItem(at: root)
             throw error
         }
-        if throughFaultProxy {
-            let proxy = try FaultProxy(upstreamPort: server.port)
-            self.proxy = proxy
-            mountURL = server.url(throughPort: proxy.port)
-        } else {
-            proxy = nil
-            mountURL = server.url
+        do {
+            try prepare(server)
+            if throughFaultProxy {
+                let proxy = try FaultProxy(upstreamPort: server.port)
+                self.proxy = proxy
+                mountURL = server.url(throughPort: proxy.port)
+            } else {
+                proxy = nil
+                mountURL = server.url
+            }
+        } catch {
+            server.stop()
+            try? FileManager.default.removeItem(at: root)
+            throw error
         }
         // Listings and items are revalidated after a second (WebDAV has no change feed).
         mountArguments = ["--poll-interval", "0.3", "--cache-ttl", "1", "--log-level", "debug", "--cache-dir", cache.path]
