@@ -33,6 +33,9 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("write-back-delay"),
             help: "Seconds a closed file is left alone before it is uploaded (editors' temp-file saves fold into one version).")
     var writeBackDelay: Double = 2
+    @Option(name: .customLong("cache-size"),
+            help: "The most pinned content may take on disk, e.g. 500M or 20G (default: no limit); pinning past it is refused.")
+    var cacheSize: CacheSize?
     @Option(help: "What the server speaks (sitefs or webdav): must be what it was signed in as.") var backend: BackendKind?
     @OptionGroup var transport: TransportOptions
     @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
@@ -83,6 +86,7 @@ struct Mount: ParsableCommand {
                          "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
                          "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
                          "--write-back-delay", String(writeBackDelay)]
+        if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
         if let caFile { arguments += ["--ca-file", caFile] }
@@ -122,5 +126,26 @@ struct Mount: ParsableCommand {
             collected.append(byte)
         }
         return nil
+    }
+}
+
+/// `--cache-size`: bytes, with an optional K, M, G or T (powers of 1024).
+struct CacheSize: ExpressibleByArgument {
+    let bytes: Int64
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        var digits = Substring(text)
+        var multiplier: Int64 = 1
+        if text.hasSuffix("IB") { digits = digits.dropLast(2) } else if text.hasSuffix("B") { digits = digits.dropLast() }
+        if let last = digits.last, let unit = units[last] {
+            multiplier = unit
+            digits = digits.dropLast()
+        }
+        guard let number = Int64(digits), number > 0 else { return nil }
+        let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { return nil }
+        bytes = product
     }
 }

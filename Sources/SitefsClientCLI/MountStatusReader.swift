@@ -71,6 +71,12 @@ enum MountStatusReader {
         }
     }
 
+    /// The status once the daemon's pin keeper has nothing left to do for now, or after a
+    /// fraction of a second (`sitefs sync --pinned` waits with it).
+    static func readPinsSettled(_ mountpoint: String) throws(Failure) -> Status {
+        try read("user.sitefs.status.pinned", of: mountpoint, action: "read the pins of \(mountpoint)")
+    }
+
     private static func failure(_ code: Int32, _ mountpoint: String, action: String) -> Failure {
         switch code {
         case ENOTCONN: return .daemonGone(mountpoint)

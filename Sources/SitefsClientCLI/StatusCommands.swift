@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SitefsCore
 import SitefsSync
 import SitefsCommandLine
 
@@ -15,7 +16,7 @@ struct Status: ParsableCommand {
         print("pending uploads: \(status.uploads.pending)")
         if !status.uploads.progress.isEmpty {
             for upload in status.uploads.progress {
-                print("  uploading: \(TerminalText.escaped(upload.name)): \(ByteCount.format(upload.sent)) of \(ByteCount.format(upload.total))")
+                print("  uploading: \(TerminalText.escaped(upload.name)): \(ByteSize.format(upload.sent)) of \(ByteSize.format(upload.total))")
             }
         } else {
             for name in status.uploads.uploading { print("  uploading: \(TerminalText.escaped(name))") }
@@ -25,6 +26,17 @@ struct Status: ParsableCommand {
         }
         for conflict in status.uploads.conflicts {
             print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server; your edit is in \(TerminalText.escaped(conflict.savedAs))")
+        }
+        if let since = status.offlineSince {
+            print("offline since \(since): the server is unreachable; saves wait, online-only files cannot be opened")
+        }
+        if let pins = status.pins, !pins.pinned.isEmpty {
+            var line = "pinned: \(pins.localFiles) of \(pins.files) files local (\(ByteSize.format(pins.localBytes)) of \(ByteSize.format(pins.bytes)))"
+            if let budget = pins.budget { line += ", cache budget \(ByteSize.format(budget))" }
+            print(line)
+            for path in pins.pinned { print("  pinned: \(TerminalText.escaped(path))") }
+            if let downloading = pins.downloading { print("  downloading: \(TerminalText.escaped(downloading))") }
+            if let problem = pins.problem { print("  not local: \(TerminalText.escaped(problem))") }
         }
         if status.uploads.signInRequired { print("sign-in required: uploads wait; run `sitefs login`") }
         if !status.uploads.failed.isEmpty { print("after fixing the cause, `sitefs retry \(mountpoint)` queues failed uploads again") }
@@ -48,9 +60,15 @@ struct Sync: ParsableCommand {
 
     @Argument(help: "The mount point.") var mountpoint: String
     @Option(help: "Give up after this many seconds.") var timeout: Double = 300
+    @Flag(help: "Then also wait until every pinned file is local and current.") var pinned = false
 
     func run() throws {
         let deadline = Date().addingTimeInterval(timeout)
+        try waitForUploads(until: deadline)
+        if pinned { try waitForPins(until: deadline) }
+    }
+
+    private func waitForUploads(until deadline: Date) throws {
         let onTerminal = isatty(STDOUT_FILENO) == 1
         defer { if onTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) } }
         var warnedAboutSignIn = false
@@ -75,6 +93,24 @@ struct Sync: ParsableCommand {
             if !settles { usleep(10_000) }
         }
     }
+
+    /// Until the daemon's pin keeper has nothing left to do and every pinned file is local.
+    /// Offline, it keeps waiting (the server may come back) until the timeout.
+    private func waitForPins(until deadline: Date) throws {
+        let onTerminal = isatty(STDOUT_FILENO) == 1
+        while true {
+            let status = try MountStatusReader.readPinsSettled(mountpoint)
+            guard let pins = status.pins else { throw UserFacingError("the daemon of \(mountpoint) predates pins; remount to update it") }
+            if onTerminal { FileHandle.standardOutput.write(Data(Self.progressLine(pins).utf8)) }
+            if pins.settled && pins.localFiles == pins.files { return }
+            if Date() > deadline {
+                var message = "\(pins.files - pins.localFiles) pinned files are not local after \(Int(timeout)) s"
+                if let since = status.offlineSince { message += " (offline since \(since))" }
+                if let problem = pins.problem { message += ": \(TerminalText.escaped(problem))" }
+                throw UserFacingError(message)
+            }
+        }
+    }
 }
 
 extension Sync {
@@ -86,24 +122,19 @@ extension Sync {
         if total > 0 {
             let width = 24, filled = Int(Double(width) * Double(sent) / Double(total))
             line += " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
-            line += "\(ByteCount.format(sent)) of \(ByteCount.format(total))"
+            line += "\(ByteSize.format(sent)) of \(ByteSize.format(total))"
         }
         let names = uploads.uploading.prefix(3).map(TerminalText.escaped).joined(separator: ", ")
         if !names.isEmpty { line += ": " + names }
         return line
     }
-}
 
-/// Sizes for people: 512 B, 3.4 KiB, 12.0 MiB.
-enum ByteCount {
-    static func format(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes), unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+    /// `\r`-redrawn: pinned files local of all, in bytes.
+    static func progressLine(_ pins: PinStatus) -> String {
+        var line = "\r\u{1B}[Kpinned: \(pins.localFiles) of \(pins.files) files local, "
+        line += "\(ByteSize.format(pins.localBytes)) of \(ByteSize.format(pins.bytes))"
+        if let downloading = pins.downloading { line += ": " + TerminalText.escaped(downloading) }
+        return line
     }
 }
 

@@ -21,6 +21,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// Batches one round takes at most; a feed with more goes on in the next round.
     static let batchesPerRound = 100
     static let longestBackoff: Duration = .seconds(30)
+    static let longestOfflineWait: Duration = .seconds(5)
     private var thread: Thread?
 
     init(filesystem: SitefsFilesystem, interval: Duration, clock: MountClock) {
@@ -58,6 +59,16 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// a test that never started it.
     func pollOnce() {
         guard let filesystem else { return }
+        if filesystem.backend.monitor.offlineSince != nil {
+            // Offline: first ask whether the server is back (a WebDAV feed sends no request of
+            // its own), so reconnecting needs nobody to act; still away, the round ends here.
+            filesystem.backend.probe()
+            guard filesystem.backend.monitor.offlineSince == nil else {
+                failedRounds += 1
+                return
+            }
+            filesystem.keeper.request()  // back: pinned files missed meanwhile come now
+        }
         do {
             var batch: ChangeBatch
             var batches = 0
@@ -92,7 +103,10 @@ final class ChangeFeedPoller: @unchecked Sendable {
     var nextWait: Duration {
         guard failedRounds > 0 else { return interval }
         let doubled = interval * (1 << min(failedRounds, 16))
-        return max(interval, min(doubled, Self.longestBackoff))
+        // Offline, each round is one small probe: it keeps coming often enough that the
+        // mount finds the server back within seconds.
+        let longest = filesystem?.backend.monitor.offlineSince == nil ? Self.longestBackoff : Self.longestOfflineWait
+        return max(interval, min(doubled, longest))
     }
 
     /// Waits one interval; true when stopped. The first call returns at once.
@@ -130,6 +144,9 @@ final class ChangeFeedPoller: @unchecked Sendable {
             }
         }
         refresh(overtaken, in: filesystem, invalidating: &invalidations)
+        // Pinned files changed or added on the server are downloaded again (the keeper skips
+        // what is current, so a change elsewhere costs a walk of the cache).
+        if !changes.isEmpty, !filesystem.sync.pins.isEmpty { filesystem.keeper.request() }
         guard let invalidator = filesystem.invalidator.withLock({ $0 }) else { return }
         for (parent, name) in invalidations.entries { invalidator.invalidateEntry(parent: parent, name: FileName(name)) }
         for (inode, contentChanged) in invalidations.inodes {

@@ -23,6 +23,8 @@ extension ProviderError {
             }
         case .unreachable, .serverUnavailable, .invalidResponse, .localIO: return .ioError
         case .cancelled: return .interrupted
+        // Known offline and not tried: said plainly ("Network is unreachable"), at once.
+        case .offline: return .networkUnreachable
         }
     }
 }
@@ -33,6 +35,7 @@ extension Logger {
         switch failure {
         case .notFound: debug("\(operation()): \(failure)")
         case .cancelled: info("\(operation()): \(failure)")
+        case .offline: debug("\(operation()): \(failure)")  // said once when the mount went offline
         case .notAuthenticated: error("\(operation()): \(failure)")
         default: warning("\(operation()): \(failure)")
         }

@@ -28,13 +28,19 @@ public struct FilesystemConfiguration: Sendable {
     /// How long a change made on the server at once (mkdir, rmdir, delete, rename of a
     /// folder) waits for the renames queued before it; past that it fails with EIO.
     public var namespaceWait: Duration
+    /// While the server is unreachable, how often a request is let through to find it back
+    /// (the rest fail at once; see `ConnectionMonitor`).
+    public var offlineProbeInterval: Duration
+    /// The most pinned content may take on disk (`--cache-size`); nil: no limit.
+    public var cacheSizeLimit: Int64?
     /// What ages cached metadata: the system clock; a manual one in tests.
     public var clock: MountClock
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
                 maximumReadAhead: Int = 16 << 20, uploadWaitForRename: Duration = .seconds(60),
-                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10), clock: MountClock = .system) {
+                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10),
+                offlineProbeInterval: Duration = .seconds(1), cacheSizeLimit: Int64? = nil, clock: MountClock = .system) {
         self.pageSize = pageSize
         self.kernelCacheTimeout = kernelCacheTimeout
         self.metadataMaxAge = metadataMaxAge
@@ -46,6 +52,8 @@ public struct FilesystemConfiguration: Sendable {
         self.uploadWaitForRename = uploadWaitForRename
         self.writeBackDelay = writeBackDelay
         self.namespaceWait = namespaceWait
+        self.offlineProbeInterval = offlineProbeInterval
+        self.cacheSizeLimit = cacheSizeLimit
         self.clock = clock
     }
 }

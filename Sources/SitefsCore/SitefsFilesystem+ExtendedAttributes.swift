@@ -1,4 +1,5 @@
 import Foundation
+import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import SitefsSync
@@ -35,11 +36,23 @@ extension SitefsFilesystem {
     static let retryAttribute = "user.sitefs.retry"
     static let syncAttribute = "user.sitefs.sync"
 
+    /// On the mount root: the status once the pins' background work has nothing left to do
+    /// for now, or after `settledStatusWait` (`sitefs sync --pinned` waits with it).
+    static let pinsSettledAttribute = "user.sitefs.status.pinned"
+    /// On any item: "1" when pinned itself, "folder" when a pinned folder above covers it
+    /// (absent otherwise). Setting it pins, removing it unpins (as `setfattr`, which the kernel
+    /// allows on items the user may write).
+    static let pinnedAttribute = "user.sitefs.pinned"
+    /// Read on any item, even a read-only one: pins or unpins it and answers a `PinAnswer`
+    /// (`sitefs pin`, `sitefs unpin`), with the reason in it when refused.
+    static let pinControl = "user.sitefs.control.pin"
+    static let unpinControl = "user.sitefs.control.unpin"
+
     /// The one namespace of extended attributes this filesystem has.
     static let userNamespace = "user."
 
     /// The read-only ones on the mount root.
-    static let rootAttributes = [statusAttribute, settledStatusAttribute, syncControl, retryControl]
+    static let rootAttributes = [statusAttribute, settledStatusAttribute, pinsSettledAttribute, syncControl, retryControl]
 
     /// Per item, in the order `listxattr` gives them.
     static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
@@ -65,10 +78,30 @@ extension SitefsFilesystem {
             case Self.retryControl:
                 try checkController(context)
                 sync.retryFailed()
+            case Self.pinsSettledAttribute:
+                try checkController(context)
+                keeper.waitUntilSettled(timeout: Self.settledStatusWait)
             default:
                 throw .noData
             }
             return Array(statusJSON().utf8)
+        }
+        switch name {
+        case Self.pinControl, Self.unpinControl:
+            try checkController(context)
+            var answer: PinAnswer
+            do throws(PinRefusal) {
+                answer = try name == Self.pinControl ? pin(inode) : unpin(inode)
+            } catch {
+                answer = PinAnswer(path: (try? displayPath(of: identifier(of: inode))) ?? "", pinned: false, error: error.message)
+            }
+            return Self.json(answer)
+        case Self.pinnedAttribute:
+            let identifier = try identifier(of: inode)
+            guard let pin = pinCovering(identifier) else { throw .noData }
+            return Array((pin == identifier ? "1" : "folder").utf8)
+        default:
+            break
         }
         guard Self.itemAttributes.contains(name) else { throw .noData }
         let item = try currentItem(try identifier(of: inode))
@@ -86,8 +119,8 @@ extension SitefsFilesystem {
 
     public func listExtendedAttributes(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [String] {
         if inode == .root { return [Self.statusAttribute] }
-        _ = try identifier(of: inode)
-        return Self.itemAttributes
+        let identifier = try identifier(of: inode)
+        return pinCovering(identifier) == nil ? Self.itemAttributes : Self.itemAttributes + [Self.pinnedAttribute]
     }
 
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
@@ -101,11 +134,31 @@ extension SitefsFilesystem {
             sync.expedite()
             return
         }
+        if name == Self.pinnedAttribute {
+            try checkController(context)
+            do throws(PinRefusal) {
+                _ = try pin(inode)
+            } catch {
+                logger.warning("pin: \(error.message)")
+                throw error.errno
+            }
+            return
+        }
         if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }  // read-only
         throw .notSupported
     }
 
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
+        if name == Self.pinnedAttribute {
+            try checkController(context)
+            guard sync.pins.isPinned(try identifier(of: inode)) else { throw .noData }  // not pinned itself
+            do throws(PinRefusal) {
+                _ = try unpin(inode)
+            } catch {
+                throw error.errno
+            }
+            return
+        }
         if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }
         throw .notSupported
     }
@@ -117,9 +170,11 @@ extension SitefsFilesystem {
         guard context.uid == configuration.uid || context.uid == 0 else { throw .permissionDenied }
     }
 
-    /// synced, pending (saved or renamed here, waiting to be sent), uploading, conflict (a
-    /// copy this mount made because the server had moved on), failed, or local (a lock or
-    /// swap file that stays on this machine).
+    /// online-only (on the server, nothing kept here), downloaded (pinned, and local and
+    /// current), downloading (pinned, not local or not current yet), pending (saved or
+    /// renamed here, waiting to be sent), uploading, conflict (a copy this mount made because
+    /// the server had moved on), failed, or local (a lock or swap file that stays on this
+    /// machine). A pinned folder is downloaded once everything pinned is.
     func syncState(of item: ProviderItem) -> String {
         let identifier = item.identifier
         let state = sync.state(of: identifier)
@@ -134,7 +189,12 @@ extension SitefsFilesystem {
         }
         if identifier.isLocal { return SyncEngine.keepsLocal(item.name) ? "local" : "pending" }
         if conflictCopies.withLock({ $0.contains(identifier) }) { return "conflict" }
-        return "synced"
+        guard pinCovering(identifier) != nil else { return "online-only" }
+        guard item.kind == .file else {
+            let pins = keeper.status
+            return pins.settled && pins.localFiles == pins.files ? "downloaded" : "downloading"
+        }
+        return sync.pins.kept(identifier)?.version == item.version ? "downloaded" : "downloading"
     }
 
     /// What `sitefs status` shows.
@@ -144,24 +204,32 @@ extension SitefsFilesystem {
         public var localCopies: Int
         public var uploads: SyncStatus
         public var knownItems: Int
+        /// What is pinned and how much of it is local (nil from a daemon without pins).
+        public var pins: PinStatus?
+        /// RFC 3339: since when the server has not been reachable; nil while it is.
+        public var offlineSince: String?
 
         enum CodingKeys: String, CodingKey {
             case openFiles = "open_files"
             case localCopies = "local_copies"
             case uploads
             case knownItems = "known_items"
+            case pins
+            case offlineSince = "offline_since"
         }
     }
 
     public var mountStatus: MountStatus {
         let open = Set(handles.openFiles.map(\.identifier)).map { cache.item($0)?.name ?? $0.description }.sorted()
         return MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: sync.status,
-                    knownItems: cache.itemCount)
+                           knownItems: cache.itemCount, pins: keeper.status, offlineSince: backend.monitor.offlineSince?.rfc3339)
     }
 
-    func statusJSON() -> String {
+    func statusJSON() -> String { String(decoding: Self.json(mountStatus), as: UTF8.self) }
+
+    static func json(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        return (try? String(decoding: encoder.encode(mountStatus), as: UTF8.self)) ?? "{}"
+        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
     }
 }

@@ -97,6 +97,14 @@ extension SitefsFilesystem {
     /// A copy left from an earlier open is revalidated with If-None-Match.
     func materialize(_ item: ProviderItem, truncate: Bool, writer: Bool,
                      interruption: Cancellation = .never) throws(Errno) -> LocalCopy {
+        if writer {
+            // A pinned copy about to change is no longer a server version: its record goes
+            // first (durably), and comes back once the server has the save (PinKeeper).
+            do { try sync.pins.forgetKept(item.identifier) } catch {
+                logger.error("pins: cannot update the record of \(item.name) before writing: \(error)")
+                throw .ioError
+            }
+        }
         // The handle is reserved while the registry is locked, so a concurrent release cannot
         // delete the copy between finding it here and using it.
         let (copy, isNew, wasUnused) = copies.withLock { copies -> (LocalCopy, Bool, Bool) in
@@ -249,6 +257,13 @@ extension SitefsFilesystem {
             }
             guard Glibc.rename(fresh, path) == 0 else { throw .localIO(ContentDirectory.lastError) }
             return .success((descriptor, current))
+        } catch where error.isUnreachable {
+            // Offline: the copy we have (a pinned file's) is what there is; it is checked
+            // again on the next open once the server is back.
+            close(descriptor)
+            Glibc.unlink(fresh)
+            logger.debug("revalidate \(item.name): \(error); the local copy is used as it is")
+            return .success(nil)
         } catch {
             close(descriptor)
             Glibc.unlink(fresh)
@@ -393,13 +408,14 @@ extension SitefsFilesystem {
     }
 
     /// stopProvidingItem: with no handle open and the server holding the last save, the
-    /// local copy goes away.
+    /// local copy goes away, unless it is pinned.
     func cleanUpIfDone(_ copy: LocalCopy) {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
             guard copy.handles == 0, !copy.dirty, !copy.saving, sync.state(of: copy.identifier).isIdle, copies[copy.identifier] === copy,
-                  !copy.identifier.isLocal || copy.unlinked  // a file only here: the copy is its content
+                  !copy.identifier.isLocal || copy.unlinked,  // a file only here: the copy is its content
+                  copy.unlinked || pinCovering(copy.identifier) == nil  // kept on this device
             else { return }
             copies[copy.identifier] = nil
             copy.closeAndDelete(in: content)
@@ -420,6 +436,7 @@ extension SitefsFilesystem {
                 if copy.baseVersion == base { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
+            if pinCovering(item.identifier) != nil { keeper.request() }  // the copy holds a server version again
         case .conflicted(_, let original, let conflictCopy):
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)

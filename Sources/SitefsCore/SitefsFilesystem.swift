@@ -29,7 +29,9 @@ import SystemPackage
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
 /// `conflictCopies`, `invalidator`, `savePause`.
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
-    let backend: any DocumentBackend
+    /// The server, through the mount's `ConnectionMonitor`: while it is unreachable, what
+    /// needs it fails at once (ENETUNREACH) instead of after the I/O timeout.
+    let backend: MonitoredBackend
     let configuration: FilesystemConfiguration
     let logger: Logger
     let cache: ItemCache
@@ -55,6 +57,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let startedAt = AttributeMapping.timespec(.now())
     /// Started once the mount is live (`mounted`).
     private(set) var poller: ChangeFeedPoller!
+    /// Downloads pinned content and keeps it current; started once the mount is live.
+    private(set) var keeper: PinKeeper!
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?
     /// Tests only: runs in every save after the copy is marked `saving` and its lock
@@ -64,7 +68,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
                 uploadParallelism: Int = 4, userName: String = "sitefs", logger: Logger) throws {
-        self.backend = backend
+        self.backend = MonitoredBackend(backend, monitor: ConnectionMonitor(clock: configuration.clock,
+                                                                             probeInterval: configuration.offlineProbeInterval,
+                                                                             logger: logger))
         self.configuration = configuration
         self.logger = logger
         self.userName = userName
@@ -72,11 +78,12 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         metadata = try MetadataDatabase(path: cacheDirectory.appendingPathComponent("metadata.sqlite").path, logger: logger)
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata, clock: configuration.clock)
         // Resumes saves an earlier run of this cache dir did not finish.
-        sync = try SyncEngine(backend: backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
+        sync = try SyncEngine(backend: self.backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
                               parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay,
                               renamesWait: configuration.namespaceWait, userName: userName, unlinker: content.unlinker,
-                              clock: configuration.clock, logger: logger)
-        content.removeLeftovers(keeping: sync.stagedPaths)
+                              clock: configuration.clock, pinsPath: cacheDirectory.appendingPathComponent("pins.sqlite").path,
+                              logger: logger)
+        content.removeLeftovers(keeping: sync.stagedPaths, copies: restorePinnedCopies())
         // After a restart: files created and renames made before it, still in the journal,
         // are shown again where the user left them.
         for item in sync.restored.created { cache.upsert(item) }
@@ -85,6 +92,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         }
         sync.start { [weak self] event in self?.apply(event) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval, clock: configuration.clock)
+        keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
     }
 
     /// Upload state for `sitefs status` / `sitefs sync`.
@@ -148,10 +156,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         if let cached = cache.listing(of: key) { return cached }
         do {
             return try fetchListing(of: folder, key: key)
-        } catch .ioError {
+        } catch where error == .ioError || error == .networkUnreachable {
             // Offline (or the server failing): browse what we knew.
             if let known = cache.listing(of: key, ignoringAge: true) { return known }
-            throw .ioError
+            throw error
         }
     }
 
@@ -300,6 +308,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     public func mounted(invalidator: any KernelCacheInvalidator) {
         self.invalidator.withLock { $0 = invalidator }
         poller.start()
+        keeper.start()
         onMounted?()
     }
 
@@ -315,6 +324,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     public func unmounting() {
         poller?.stop()
+        keeper?.stop()
         metadata.flush()
     }
 
@@ -330,6 +340,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     deinit {
         poller?.stop()
+        keeper?.stop()
         // Workers waiting out a retry's backoff return at once; one sending may take longer,
         // and is not waited for past this.
         sync.shutdown(waitingUpTo: .seconds(2))

@@ -1,3 +1,5 @@
+import SitefsAPI
+
 /// Why a backend call failed, in terms the filesystem maps to errnos and retry decisions.
 public enum ProviderError: Error, Sendable, CustomStringConvertible {
     /// No or expired credentials (401): the user must run `sitefs login`.
@@ -18,6 +20,10 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
     case refused(status: Int, code: String, message: String)
     /// The server could not be reached, timed out or dropped the connection.
     case unreachable(String)
+    /// Not tried: the server has not been reachable since `since`, and the mount fails what
+    /// needs it at once rather than after the full I/O timeout each time (see
+    /// `ConnectionMonitor`). Transient: it works again once the server answers.
+    case offline(since: Timestamp)
     /// The server answered 5xx or 429: worth retrying later.
     /// `retryAfter`: seconds the server asked to wait (Retry-After), if it said.
     case serverUnavailable(status: Int, message: String, retryAfter: Double? = nil)
@@ -43,6 +49,7 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
         case .crossSite: return "items move only within their site"
         case .refused(let status, let code, let message): return "refused (\(status) \(code)): \(message)"
         case .unreachable(let message): return "server unreachable: \(message)"
+        case .offline(let since): return "offline since \(since.rfc3339): the server has not been reachable since"
         case .serverUnavailable(let status, let message, _): return "server error \(status): \(message)"
         case .invalidResponse(let message): return "invalid server response: \(message)"
         case .localIO(let message): return "local I/O error: \(message)"
@@ -56,10 +63,19 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The server was not reached (in transit, or not tried while offline): nothing it
+    /// decided, so nothing to report beyond what the connection's state says.
+    public var isUnreachable: Bool {
+        switch self {
+        case .unreachable, .offline: return true
+        default: return false
+        }
+    }
+
     /// Worth retrying unchanged later (network trouble, overload), as opposed to a verdict.
     public var isTransient: Bool {
         switch self {
-        case .unreachable, .serverUnavailable: return true
+        case .unreachable, .offline, .serverUnavailable: return true
         default: return false
         }
     }

@@ -9,7 +9,7 @@ import Glibc
 /// The cache directory's content areas:
 /// - `content/`: local copies of files being read or written (deleted once closed and
 ///   confirmed on the server, large ones in the background, so with nothing open, nothing
-///   pending and `unlinker` drained it is empty);
+///   pending and `unlinker` drained it holds only the pinned files' copies);
 /// - `staging/`: frozen snapshots of saved content waiting for upload, fsynced before the
 ///   save returns, so an edit survives the daemon.
 public struct ContentDirectory: Sendable {
@@ -127,15 +127,16 @@ public struct ContentDirectory: Sendable {
 
     /// Removes staging files nothing refers to (a crash between snapshot and journal
     /// commit, i.e. a save whose close() never returned) and local copies of an earlier run
-    /// (their saves, if any, are in staging), with copies it had set aside to delete. Call
-    /// once at mount, before any open.
-    public func removeLeftovers(keeping staged: Set<String>) {
+    /// (their saves, if any, are in staging) but the pinned ones in `kept`, with copies it
+    /// had set aside to delete. Call once at mount, before any open.
+    public func removeLeftovers(keeping staged: Set<String>, copies kept: Set<String> = []) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
             let path = staging.appendingPathComponent(name).path
             if !staged.contains(path) { unlink(path) }
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: content.path)) ?? [] {
-            unlink(content.appendingPathComponent(name).path)
+            let path = content.appendingPathComponent(name).path
+            if !kept.contains(path) { unlink(path) }
         }
     }
 

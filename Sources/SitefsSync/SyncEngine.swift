@@ -39,6 +39,9 @@ public final class SyncEngine: @unchecked Sendable {
     let renamesWait: Duration
     /// What an earlier run left unsent and this one shows again (see `restored`).
     public let restored: Restored
+    /// What the user keeps on this device, and which local copies hold a pinned file's
+    /// server version (see `PinRegistry`): durable beside the journal.
+    public let pins: PinRegistry
 
     /// What the engine resumed from the journal, for the core to show at start.
     public struct Restored: Sendable {
@@ -52,8 +55,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// sent before `start`.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration,
                 renamesWait: Duration, userName: String, unlinker: BackgroundUnlinker, clock: MountClock,
-                logger: Logger) throws {
+                pinsPath: String? = nil, logger: Logger) throws {
         self.logger = logger
+        pins = try PinRegistry(path: pinsPath)
         self.renamesWait = renamesWait
         self.userName = userName
         self.parallelism = parallelism

@@ -45,7 +45,7 @@ extension Uploader {
             case .failure(.notFound):
                 outcome = recreate(job)
             case .failure(let error):
-                if case .unreachable = error {} else { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
+                if !error.isUnreachable { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
                 outcome = .failed(job, error)
             }
             return applyingModificationTime(outcome)
@@ -118,7 +118,7 @@ extension Uploader {
                 name = ConflictName.make(for: job.name, user: userName, at: Date())
                 logger.warning("\(job.name) exists on the server already; the new file is saved as \(name)")
             case .failure(let error):
-                if case .unreachable = error {} else { logger.error("creating \(job.name) failed; kept in \(job.stagedPath): \(error)") }
+                if !error.isUnreachable { logger.error("creating \(job.name) failed; kept in \(job.stagedPath): \(error)") }
                 return .failed(job, error)
             }
         }
@@ -160,12 +160,19 @@ extension Uploader {
                 if giveUp() { return .failure(error) }
                 if waitForSignIn {
                     if setSignInRequired(true) { logger.error("uploads wait for a new sign-in: run `sitefs login`") }
+                } else if case .offline = error {
+                    logger.debug("\(what()) waits for the server: \(error)")  // the monitor said it once
                 } else {
                     logger.warning("\(what()) will be retried in \(delay): \(error)")
                 }
                 // A server that said when to come back (429/503 Retry-After) is taken at its word.
-                // The wait ends early once the attempt is moot (a newer save, unmount).
-                clock.sleep(for: max(delay, .seconds(error.retryAfter ?? 0)), unless: giveUp)
+                // The wait ends early once the attempt is moot (a newer save, unmount), or when
+                // the mount finds the server back after being offline: then it goes at once.
+                let connection = (backend as? MonitoredBackend)?.monitor
+                let reconnections = connection?.reconnections ?? 0
+                clock.sleep(for: max(delay, .seconds(error.retryAfter ?? 0))) {
+                    giveUp() || connection?.cameBack(since: reconnections) == true
+                }
                 if giveUp() { return .failure(error) }
                 delay = min(delay * 2, .seconds(30))
             }

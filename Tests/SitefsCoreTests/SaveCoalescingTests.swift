@@ -40,7 +40,7 @@ import Testing
         #expect(harness.backend.content(of: created.identifier) == Array("hello".utf8))
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(5)))
         #expect(try harness.xattr(inode, "user.sitefs.id") == created.identifier.id)
-        #expect(try harness.xattr(inode, "user.sitefs.state") == "synced")
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "online-only")
         #expect(harness.contentFiles.isEmpty)
     }
 
@@ -303,7 +303,7 @@ import Testing
         defer { harness.remove() }
         let inode = try harness.lookup(siteInode, "doc.odt").attributes.inode
         #expect(try harness.xattr(inode, "user.sitefs.id") == document.id)
-        #expect(try harness.xattr(inode, "user.sitefs.state") == "synced")
+        #expect(try harness.xattr(inode, "user.sitefs.state") == "online-only")
         #expect(!(try harness.xattr(inode, "user.sitefs.version")).isEmpty)
         #expect(try harness.filesystem.listExtendedAttributes(inode, context: harness.context).contains("user.sitefs.modified_by"))
         #expect(throws: Errno.noData) { try harness.xattr(inode, "user.other") }

@@ -80,7 +80,7 @@ struct EditorTests {
         #expect(try fixture.shell("ls -A 'Harbour Tower'").out == "notes.txt\n")
         // Its state and id as extended attributes.
         #expect(try fixture.shell("getfattr --only-values -n user.sitefs.id '\(path)'").out == original.id)
-        #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state '\(path)'").out == "synced")
+        #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state '\(path)'").out == "online-only")
         let refused = try fixture.shell("setfattr -n user.color -v red '\(path)'")
         #expect(refused.status != 0 && refused.err.contains("not supported"), "\(refused.err)")
     }

@@ -1,0 +1,241 @@
+import Foundation
+import SitefsProvider
+import SitefsStore
+import SitefsSync
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps pinned content on this device: one background thread that, after each request
+/// (a pin, a change-feed round that changed something, an upload of a pinned file, the
+/// server back after being offline) and at least once per cache TTL, lists what the pins
+/// cover and downloads each file not local or not current, one at a time, into the same
+/// local copies opens use. Within the cache budget: past it, files are left online-only and
+/// the status says so. What it knows is published for `sitefs status` (`PinStatus`).
+final class PinKeeper: @unchecked Sendable {
+    private weak var filesystem: SitefsFilesystem?
+    /// Guards `requested`, `stopped` and `running`. Lock order: a leaf; the pass runs with it
+    /// released.
+    private let condition = NSCondition()
+    private var requested = true
+    private var stopped = false
+    private var running = false
+    /// At least this often a pass runs unasked (the cache TTL: listings are refreshed then).
+    private let interval: Duration
+    private let clock: MountClock
+    /// What the last pass found, and the file downloading now. Lock order: a leaf.
+    private let published = NSLock()
+    private var progress = PinStatus()
+
+    init(filesystem: SitefsFilesystem, interval: Duration, clock: MountClock) {
+        self.filesystem = filesystem
+        self.interval = max(interval, .seconds(1))
+        self.clock = clock
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "sitefs-pins"
+        thread.start()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Asks for a pass soon (coalesced with one already asked for).
+    func request() {
+        condition.lock()
+        requested = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// What the keeper knows now. `settled` is true when no pass is asked for or running.
+    var status: PinStatus {
+        condition.lock()
+        let busy = requested || running
+        condition.unlock()
+        published.lock()
+        defer { published.unlock() }
+        var status = progress
+        status.settled = !busy
+        return status
+    }
+
+    /// Waits until no pass is asked for or running, or `timeout` passed (`sitefs sync
+    /// --pinned` waits with it instead of polling).
+    func waitUntilSettled(timeout: Duration) {
+        let deadline = clock.now + timeout
+        condition.lock()
+        defer { condition.unlock() }
+        while (requested || running) && !stopped && clock.now < deadline { clock.wait(on: condition, until: deadline) }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            let deadline = clock.now + interval
+            while !requested && !stopped && clock.now < deadline { clock.wait(on: condition, until: deadline) }
+            if stopped {
+                condition.unlock()
+                return
+            }
+            requested = false
+            running = true
+            condition.unlock()
+            pass()
+            condition.lock()
+            running = false
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    private var isStopped: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopped
+    }
+
+    /// One pass: what the pins cover, then each file that is not local and current.
+    private func pass() {
+        guard let filesystem else { return }
+        filesystem.releaseUnpinnedCopies()
+        guard !filesystem.sync.pins.isEmpty else {
+            publish { $0 = PinStatus() }
+            return
+        }
+        let set: SitefsFilesystem.PinnedSet
+        do {
+            set = try filesystem.pinnedSet()
+        } catch {
+            publish { $0.problem = "the pinned folders cannot be listed now (\(error)); retried later" }
+            return
+        }
+        let limit = filesystem.configuration.cacheSizeLimit
+        var local = (files: 0, bytes: Int64(0))
+        var budgetUsed: Int64 = 0
+        var overBudget = 0
+        publish { status in
+            status.pinned = filesystem.sync.pins.pins.map(filesystem.displayPath(of:)).sorted()
+            status.files = set.files.count
+            status.bytes = set.bytes
+            status.problem = nil
+            status.budget = limit
+        }
+        for item in set.files {
+            if isStopped { return }
+            let size = max(item.size, 0)
+            if let limit, budgetUsed + size > limit {
+                overBudget += 1
+                continue
+            }
+            budgetUsed += size
+            switch keep(item, in: filesystem) {
+            case .current:
+                local.files += 1
+                local.bytes += size
+            case .failed(let error):
+                publish { $0.problem = "\(filesystem.displayPath(of: item.identifier)): \(error)" }
+            }
+            publish { status in
+                status.localFiles = local.files
+                status.localBytes = local.bytes
+                status.downloading = nil
+            }
+            if filesystem.backend.monitor.offlineSince != nil { break }  // the rest would fail too; asked again once back
+        }
+        if overBudget > 0, let limit {
+            filesystem.logger.warning("pins: \(overBudget) pinned files stay online-only: the cache budget of \(limit) bytes is used up")
+            publish { $0.problem = "\(overBudget) pinned files do not fit in the cache budget (--cache-size \(ByteSize.format(limit)))" }
+        }
+    }
+
+    private enum Kept {
+        case current
+        case failed(Errno)
+    }
+
+    /// Makes one pinned file's local copy current: nothing to do when it holds the server's
+    /// version already (or a save of it is on its way); else downloaded (or revalidated,
+    /// with If-None-Match) through the same path an open takes, then recorded.
+    private func keep(_ item: ProviderItem, in filesystem: SitefsFilesystem) -> Kept {
+        let identifier = item.identifier
+        if filesystem.sync.shownSave(of: identifier) != nil { return .current }  // the local edit is the content
+        if let copy = filesystem.copies.withLock({ $0[identifier] }) {
+            copy.condition.lock()
+            var ready = false
+            if case .ready = copy.state { ready = true }
+            let inUse = copy.dirty || copy.saving || copy.writers > 0
+            let current = ready && copy.baseVersion == item.version
+            copy.condition.unlock()
+            if inUse { return .current }  // being edited: its save will be the content
+            if current, filesystem.recordKept(copy, as: item.version) { return .current }
+        }
+        // About to be replaced: the old record goes first, so a crash cannot leave it naming
+        // the new bytes.
+        try? filesystem.sync.pins.forgetKept(identifier)
+        publish { $0.downloading = filesystem.displayPath(of: identifier) }
+        let copy: LocalCopy
+        do {
+            copy = try filesystem.materialize(item, truncate: false, writer: false)
+        } catch {
+            return .failed(error)
+        }
+        copy.condition.lock()
+        copy.handles -= 1
+        let version = copy.baseVersion
+        copy.condition.unlock()
+        defer { filesystem.cleanUpIfDone(copy) }  // unpinned meanwhile: it goes
+        guard let version, version == item.version || filesystem.backend.monitor.offlineSince == nil else {
+            return .failed(.networkUnreachable)  // offline: the copy is an older version
+        }
+        if version != item.version {
+            // The server moved on while this ran: the next pass (the change feed asks for one)
+            // brings the newer version.
+            filesystem.logger.debug("pins: \(item.name) is at \(version) here, \(item.version) was listed")
+        }
+        filesystem.logger.debug("pins: \(item.name) kept at version \(version)")
+        return filesystem.recordKept(copy, as: version) ? .current : .failed(.ioError)
+    }
+
+    private func publish(_ change: (inout PinStatus) -> Void) {
+        published.lock()
+        change(&progress)
+        published.unlock()
+    }
+}
+
+/// Pins as `sitefs status` shows them (part of the mount's status JSON).
+public struct PinStatus: Codable, Sendable {
+    /// The pinned items themselves, as paths in the mount.
+    public var pinned: [String] = []
+    /// Files the pins cover, and their total size, as of the last pass.
+    public var files = 0
+    public var bytes: Int64 = 0
+    /// Of those, the ones local and current.
+    public var localFiles = 0
+    public var localBytes: Int64 = 0
+    /// The file downloading now.
+    public var downloading: String?
+    /// What keeps pinned files from being local (offline, over budget, a failure).
+    public var problem: String?
+    /// No pass is asked for or running: the figures are final for now.
+    public var settled = false
+    /// The cache budget (`--cache-size`), when set.
+    public var budget: Int64?
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case pinned, files, bytes, downloading, problem, settled, budget
+        case localFiles = "local_files"
+        case localBytes = "local_bytes"
+    }
+}

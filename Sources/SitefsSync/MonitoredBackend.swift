@@ -1,0 +1,86 @@
+import SitefsAPI
+import SitefsProvider
+
+/// The server as the mount uses it: every call goes through the `ConnectionMonitor`, which
+/// refuses it at once while the server is known to be unreachable and learns from each
+/// outcome whether it is. The core and the sync engine both call the server through this one
+/// value, so neither has to remember to report.
+public struct MonitoredBackend: DocumentBackend {
+    public let base: any DocumentBackend
+    public let monitor: ConnectionMonitor
+
+    public init(_ base: any DocumentBackend, monitor: ConnectionMonitor) {
+        self.base = base
+        self.monitor = monitor
+    }
+
+    /// Runs `call` if the monitor admits it, and tells the monitor how it went.
+    private func send<Value>(_ call: () throws(ProviderError) -> Value) throws(ProviderError) -> Value {
+        let admission = monitor.admit()
+        if case .refuse(let error) = admission { throw error }
+        do {
+            let value = try call()
+            monitor.finished(admission, failure: nil)
+            return value
+        } catch {
+            monitor.finished(admission, failure: error)
+            throw error
+        }
+    }
+
+    /// Asks the server for something small, only to learn whether it answers (the change
+    /// feed's round does this while offline, on backends whose feed sends no request).
+    public func probe() {
+        _ = try? send { () throws(ProviderError) in try base.sites(after: nil, limit: 1) }
+    }
+
+    public func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        try send { () throws(ProviderError) in try base.sites(after: token, limit: limit) }
+    }
+
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        try send { () throws(ProviderError) in try base.children(of: folder, after: token, limit: limit) }
+    }
+
+    public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in try base.item(identifier) }
+    }
+
+    public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,
+                             into sink: ContentSink, cancellation: Cancellation) throws(ProviderError) -> FetchOutcome {
+        try send { () throws(ProviderError) in
+            try base.fetchContent(of: file, version: version, range: range, ifNoneMatch: ifNoneMatch, into: sink,
+                                  cancellation: cancellation)
+        }
+    }
+
+    public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in try base.createFolder(named: name, in: parent) }
+    }
+
+    public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
+                           progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in
+            try base.createFile(named: name, in: parent, contentsOf: path, modified: modified, progress: progress)
+        }
+    }
+
+    public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
+                              progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in
+            try base.modifyContent(of: file, baseVersion: baseVersion, contentsOf: path, modified: modified, progress: progress)
+        }
+    }
+
+    public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in try base.update(item, changes, baseVersion: baseVersion) }
+    }
+
+    public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
+        try send { () throws(ProviderError) in try base.delete(item, baseVersion: baseVersion) }
+    }
+
+    public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
+        try send { () throws(ProviderError) in try base.changes(since: token) }
+    }
+}

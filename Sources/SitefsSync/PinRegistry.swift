@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import SitefsProvider
+import Synchronization
+
+/// What the user keeps on this device (`sitefs pin`), and which local copies hold exactly a
+/// server version of a pinned file: `CACHE_DIR/pins.sqlite` (WAL, synchronous=FULL), mirrored
+/// in memory, so pins and their content survive an unmount, `kill -9` and a reboot.
+///
+/// A pin is on an item: a file, or a folder, which covers whatever is under it now or later
+/// (the core walks an item's ancestors to ask). A kept record says that the local copy file
+/// of an item is its server version `version`, `size` bytes, last changed at `changedAt`
+/// (the file's mtime in nanoseconds): at the next mount the copy is trusted only if the file
+/// still matches, so a crash between replacing the bytes and recording their version cannot
+/// present one version's bytes as another's. A copy about to be written is forgotten here
+/// first (`forgetKept`), and recorded again once the server confirmed its save.
+public final class PinRegistry: Sendable {
+    public struct Kept: Sendable, Equatable {
+        public var version: String
+        public var size: Int64
+        public var changedAt: Int64
+
+        public init(version: String, size: Int64, changedAt: Int64) {
+            self.version = version
+            self.size = size
+            self.changedAt = changedAt
+        }
+    }
+
+    private struct State {
+        var pins: Set<ItemIdentifier> = []
+        var kept: [ItemIdentifier: Kept] = [:]
+    }
+
+    private let queue: DatabaseQueue
+    /// Lock order: a leaf. Changes are written to the database first, outside it, then here.
+    private let state = Mutex(State())
+
+    /// `path` nil: in memory only (tests of the engine that pin nothing).
+    public init(path: String?) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        queue = try path.map { try DatabaseQueue(path: $0, configuration: configuration) } ?? DatabaseQueue(configuration: configuration)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE pins (site TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (site, id));
+                CREATE TABLE kept (
+                    site TEXT NOT NULL, id TEXT NOT NULL, version TEXT NOT NULL, size INTEGER NOT NULL,
+                    changed_at INTEGER NOT NULL, PRIMARY KEY (site, id)
+                );
+                """)
+        }
+        try migrator.migrate(queue)
+        let loaded = try queue.read { db in
+            var loaded = State()
+            for row in try Row.fetchAll(db, sql: "SELECT site, id FROM pins") {
+                loaded.pins.insert(ItemIdentifier(site: row["site"], id: row["id"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM kept") {
+                loaded.kept[ItemIdentifier(site: row["site"], id: row["id"])] =
+                    Kept(version: row["version"], size: row["size"], changedAt: row["changed_at"])
+            }
+            return loaded
+        }
+        state.withLock { $0 = loaded }
+    }
+
+    // MARK: Pins
+
+    /// The items pinned themselves (not through a folder).
+    public var pins: Set<ItemIdentifier> { state.withLock { $0.pins } }
+
+    public func isPinned(_ identifier: ItemIdentifier) -> Bool { state.withLock { $0.pins.contains(identifier) } }
+
+    public var isEmpty: Bool { state.withLock { $0.pins.isEmpty } }
+
+    /// Durable when this returns.
+    public func pin(_ identifier: ItemIdentifier) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO pins VALUES (?, ?)", arguments: [identifier.site, identifier.id])
+        }
+        state.withLock { _ = $0.pins.insert(identifier) }
+    }
+
+    public func unpin(_ identifier: ItemIdentifier) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM pins WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+        }
+        state.withLock { _ = $0.pins.remove(identifier) }
+    }
+
+    // MARK: Kept content
+
+    public func kept(_ identifier: ItemIdentifier) -> Kept? { state.withLock { $0.kept[identifier] } }
+
+    public var allKept: [ItemIdentifier: Kept] { state.withLock { $0.kept } }
+
+    /// Records that the item's local copy is `kept` (its file fsynced by the caller first).
+    public func keep(_ identifier: ItemIdentifier, _ kept: Kept) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?, ?)",
+                           arguments: [identifier.site, identifier.id, kept.version, kept.size, kept.changedAt])
+        }
+        state.withLock { $0.kept[identifier] = kept }
+    }
+
+    /// The copy is about to change, or goes: durable when this returns. A no-op (no write)
+    /// for an item with no record.
+    public func forgetKept(_ identifier: ItemIdentifier) throws {
+        guard kept(identifier) != nil else { return }
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM kept WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+        }
+        state.withLock { _ = $0.kept.removeValue(forKey: identifier) }
+    }
+}
