@@ -67,7 +67,6 @@ final class ChangeFeedPoller: @unchecked Sendable {
                 failedRounds += 1
                 return
             }
-            filesystem.keeper.request()  // back: pinned files missed meanwhile come now
         }
         do {
             var batch: ChangeBatch
@@ -181,6 +180,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
                        invalidating invalidations: inout Invalidations) -> Bool {
         let cache = filesystem.cache
         let table = filesystem.inodes
+        // Removed here, the removal still queued: it stays out of sight until that is settled.
+        if filesystem.sync.isRemovedHere(serverItem.identifier) { return true }
         let item = filesystem.sync.view(serverItem)  // renames not sent yet still show
         let known = cache.item(item.identifier)
         // A new file of that name is being created here: this is that create (its outcome

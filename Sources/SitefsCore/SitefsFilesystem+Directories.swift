@@ -29,7 +29,13 @@ extension SitefsFilesystem {
         // The root always uses a full listing: site names are made unique over all sites.
         let cached: ItemCache.Listing?
         // So does a folder with changes made here that the server does not have yet.
-        if let folder, !sync.changesListing(of: folder) { cached = cache.listing(of: folder) } else { cached = try listing(of: folder) }
+        // And a folder made here (the server does not have it yet).
+        // Offline, what was listed before serves, however old (as `listing(of:)` does).
+        if let folder, !folder.isLocal, !sync.changesListing(of: folder) {
+            cached = cache.listing(of: folder) ?? (isOffline ? cache.listing(of: folder, ignoringAge: true) : nil)
+        } else {
+            cached = try listing(of: folder)
+        }
         if let cached {
             snapshot = .init(names: cached.names, identifiers: cached.identifiers, next: nil, complete: true)
         }

@@ -448,6 +448,7 @@ extension SitefsFilesystem {
             if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
             rekeyCopy(from: former, to: item)
             cache.upsert(item)
+            if item.kind != .file { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
             cache.remove(former)
             if let shown, !ItemName.same(shown.name, item.name) {
                 // Saved under a conflict name: the name it had shown belongs to the server's
@@ -460,6 +461,10 @@ extension SitefsFilesystem {
         case .renamed(let item, let requested):
             cache.upsert(item)
             if !ItemName.same(item.name, requested.name) { invalidateEntry(in: requested.parent, named: requested.name) }
+        case .restored(_, let parent, let name):
+            // A removal made offline that the server did not take: the item shows again.
+            if let parent { cache.forgetListing(of: parent) }
+            invalidateEntry(in: parent, named: name)
         case .renameDropped(let identifier, let shown, let serverParent, let gone):
             // The server keeps it where it was: what we showed is no longer true.
             if gone { cache.remove(identifier) }

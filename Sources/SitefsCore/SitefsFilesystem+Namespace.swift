@@ -13,23 +13,57 @@ import SystemPackage
 /// and applies the answer to its own tables: inodes, open copies, the item cache. Changes
 /// made on the server at once (mkdir, rmdir, deleting a server file, renaming a folder,
 /// renaming over a server file) go through `SyncEngine.changingOnServer`, after the renames
-/// queued before them, so the server sees changes in the order they were made.
+/// queued before them, so the server sees changes in the order they were made. While the
+/// server is unreachable (or for what goes into a folder made offline) they are queued
+/// instead (`SyncEngine+Offline`) and shown at once.
 extension SitefsFilesystem {
     public func makeDirectory(parent: InodeNumber, name: FileName, mode: UInt32, context: RequestContext) throws(Errno) -> Entry {
         let folder = try writableFolder(parent)
         let folderName = try serverName(name)
+        if let violation = ItemName.violation(of: folderName) {
+            logger.warning("mkdir \(folderName.debugDescription): the server would refuse this name (\(violation))")
+            throw .invalidArgument
+        }
         if try listing(of: folder.identifier).identifier(named: folderName) != nil { throw .fileExists }
+        // Offline, or in a folder made offline that the server does not have yet: made here
+        // now, on the server when it can be.
+        if isOffline || folder.identifier.isLocal { return try makeDirectoryLater(named: folderName, in: folder) }
+        let item: ProviderItem
         do {
-            let item = try backend.createFolder(named: folderName, in: folder.identifier)
-            cache.upsert(item)
-            cache.storeListing(ItemCache.Listing(names: [], identifiers: []), of: item.identifier)
-            let entry = entry(for: item)
-            inodes.countLookup(entry.attributes.inode)
-            return entry
+            item = try backend.createFolder(named: folderName, in: folder.identifier)
         } catch {
             namespaceCallFailed(error, in: folder.identifier)
+            // Lost in transit: made later (should the server have made it, the replay joins it).
+            if error.isUnreachable { return try makeDirectoryLater(named: folderName, in: folder) }
             throw handle(error, "mkdir \(folderName)")
         }
+        cache.upsert(item)
+        cache.storeListing(ItemCache.Listing(names: [], identifiers: []), of: item.identifier)
+        let entry = entry(for: item)
+        inodes.countLookup(entry.attributes.inode)
+        return entry
+    }
+
+    /// The server is known to be unreachable (see `ConnectionMonitor`): changes of the tree
+    /// are queued instead of tried.
+    var isOffline: Bool { backend.monitor.offlineSince != nil }
+
+    /// mkdir queued (see `SyncEngine.madeFolder`): a local folder, shown at once.
+    private func makeDirectoryLater(named name: String, in folder: ProviderItem) throws(Errno) -> Entry {
+        let now = Timestamp.now()
+        let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: name,
+                                kind: .folder, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
+                                version: "", capabilities: ProviderItem.localFolderCapabilities)
+        do throws(SyncError) {
+            try sync.madeFolder(item)
+        } catch {
+            throw errorNumber(for: error, "mkdir \(name)")
+        }
+        logger.info("mkdir \(name): made here, sent to the server when it can take it")
+        cache.upsert(item)
+        let entry = entry(for: item)
+        inodes.countLookup(entry.attributes.inode)
+        return entry
     }
 
     public func unlink(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
@@ -44,7 +78,20 @@ extension SitefsFilesystem {
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .folder else { throw item.kind == .site ? .permissionDenied : .notDirectory }
         guard try listing(of: item.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
-        try deleteOnServer(item, in: folder)
+        try removeFolder(item, in: folder, parent: parent)
+    }
+
+    /// Removes an empty folder: one made here and not sent yet simply goes; one whose mkdir
+    /// has gone is removed on the server once that is done; a server folder is removed there.
+    private func removeFolder(_ item: ProviderItem, in folder: ProviderItem, parent: InodeNumber) throws(Errno) {
+        guard item.identifier.isLocal else { return try deleteOnServer(item, in: folder) }
+        if case .discarded = sync.removingMadeFolder(item.identifier) {
+            logger.debug("rmdir \(item.name): a folder only here (\(item.identifier))")
+            forgetDeleted(item.identifier)
+            return
+        }
+        let made = try createdOnServer(item, in: parent, for: "rmdir")
+        try deleteOnServer(made, in: try writableFolder(parent))
     }
 
     /// Removes a file as the engine decides: dropped (a new file never sent), folded into a
@@ -76,6 +123,7 @@ extension SitefsFilesystem {
     /// a folder must leave it on the server before the folder goes).
     private func deleteOnServer(_ item: ProviderItem, in folder: ProviderItem) throws(Errno) {
         guard item.capabilities.contains(.delete) else { throw .permissionDenied }
+        if isOffline { return try deleteLater(item) }
         do throws(SyncError) {
             try sync.changingOnServer("delete \(item.name)", deleting: item.identifier) { () throws(ProviderError) in
                 do throws(ProviderError) {
@@ -85,9 +133,26 @@ extension SitefsFilesystem {
                 }
             }
         } catch {
-            if case .server(let failure) = error { namespaceCallFailed(failure, in: folder.identifier) }
+            if case .server(let failure) = error {
+                namespaceCallFailed(failure, in: folder.identifier)
+                // Lost in transit: deleted later (a replay that finds it gone is done).
+                if failure.isUnreachable { return try deleteLater(item) }
+            }
+            // Renames made before it could not be sent: the server is not taking changes now.
+            if case .renamesPending = error, isOffline { return try deleteLater(item) }
             throw errorNumber(for: error, "delete \(item.name)", dropping: item.identifier)
         }
+        forgetDeleted(item.identifier)
+    }
+
+    /// A delete queued (see `SyncEngine.removedLater`): gone from the mount at once.
+    private func deleteLater(_ item: ProviderItem) throws(Errno) {
+        do throws(SyncError) {
+            try sync.removedLater(item)
+        } catch {
+            throw errorNumber(for: error, "delete \(item.name)")
+        }
+        logger.info("delete \(item.name): removed here, on the server when it can take it")
         forgetDeleted(item.identifier)
     }
 
@@ -164,7 +229,12 @@ extension SitefsFilesystem {
                     target = nil
                 }
             case (.folder, .folder):
-                break
+                if source.identifier.isLocal {
+                    // A folder made here takes the place of an empty one: that one goes first.
+                    guard try listing(of: replaced.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
+                    try removeFolder(replaced, in: to, parent: newParent)
+                    target = nil
+                }
             case (.folder, _): throw .notDirectory
             default: throw .isDirectory
             }
@@ -223,9 +293,13 @@ extension SitefsFilesystem {
         cache.remove(adoption.former)
     }
 
-    /// Folders, and files renamed over a server file: made on the server at once.
+    /// Folders, and files renamed over a server file: made on the server at once (queued
+    /// when it cannot take them now, see `renameLater`).
     private func renameOnServer(_ source: ProviderItem, from: ProviderItem, to: ProviderItem, named targetName: String,
                                 replacing target: ProviderItem?) throws(Errno) {
+        if isOffline || to.identifier.isLocal {
+            return try renameLater(source, to: to, named: targetName, replacing: target)
+        }
         if let target, target.kind == .folder {
             // POSIX: a directory may replace an empty one.
             guard try listing(of: target.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
@@ -248,7 +322,10 @@ extension SitefsFilesystem {
                 try backend.update(current.identifier, changes, baseVersion: nil)
             }
         } catch {
-            if case .server(let failure) = error { namespaceCallFailed(failure, in: from.identifier, to.identifier) }
+            if case .server(let failure) = error {
+                namespaceCallFailed(failure, in: from.identifier, to.identifier)
+                if failure.isUnreachable, target == nil { return try renameLater(current, to: to, named: targetName, replacing: nil) }
+            }
             throw errorNumber(for: error, "rename \(source.name) to \(targetName)", dropping: current.identifier)
         }
         if result.identifier != current.identifier {
@@ -258,6 +335,38 @@ extension SitefsFilesystem {
             rekeyCopy(from: current.identifier, to: result)
         }
         cache.upsert(result)
+    }
+
+    /// A rename the server cannot take now (offline, or into a folder made here): shown at
+    /// once and sent with the renames, after the operations made before it. Over a server
+    /// item it is a delete of that item (queued first) and the rename: offline, the replaced
+    /// document's history is not carried over to the new content.
+    private func renameLater(_ source: ProviderItem, to: ProviderItem, named targetName: String,
+                             replacing target: ProviderItem?) throws(Errno) {
+        if let target {
+            if target.kind != .file, try !listing(of: target.identifier).identifiers.isEmpty { throw .directoryNotEmpty }
+            try deleteOnServer(target, in: to)
+        }
+        let moved: ProviderItem?
+        do throws(SyncError) {
+            moved = try sync.renameLater(source, to: to.identifier, named: targetName)
+        } catch {
+            throw errorNumber(for: error, "rename \(source.name)")
+        }
+        guard let moved else { throw .permissionDenied }  // a site: not renamed here
+        logger.info("rename \(source.name) to \(targetName): shown here, on the server when it can take it")
+        cache.upsert(moved)
+    }
+
+    /// A folder made offline is on the server now: what was made or moved into it here is
+    /// shown in the server folder (the cache's entries follow the engine's view).
+    func showChildren(of folder: ItemIdentifier) {
+        let (_, children) = sync.complete(names: [], identifiers: [], of: folder)
+        for child in children {
+            if let created = sync.createdItem(child) { cache.upsert(created) }
+            else if let known = cache.item(child) { cache.upsert(sync.view(known)) }
+        }
+        cache.forgetListing(of: folder)
     }
 
     /// An open local copy follows its item to the surviving identifier.

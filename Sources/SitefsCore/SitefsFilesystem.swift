@@ -93,6 +93,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         sync.start { [weak self] event in self?.apply(event) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
+        // Pinned files missed while offline are fetched once the server answers again.
+        self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }
     }
 
     /// Upload state for `sitefs status` / `sitefs sync`.
@@ -130,6 +132,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             guard let item = sync.createdItem(identifier) ?? cache.item(identifier) else { throw .noSuchFileOrDirectory }
             return item
         }
+        // Removed here, its removal still queued: gone, whatever the server says meanwhile.
+        if sync.isRemovedHere(identifier) { throw .noSuchFileOrDirectory }
         if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
         let read = cache.beginRead()
         defer { cache.endRead(read) }
@@ -152,6 +156,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// The full listing of a folder (or of the root: the sites), from cache or the server.
     func listing(of folder: ItemIdentifier?) throws(Errno) -> ItemCache.Listing {
+        if let folder, folder.isLocal {
+            // Made here, not on the server yet: what was made or moved into it here.
+            let (names, identifiers) = sync.complete(names: [], identifiers: [], of: folder)
+            return ItemCache.Listing(names: names, identifiers: identifiers)
+        }
         let key = folder ?? ItemCache.root
         if let cached = cache.listing(of: key) { return cached }
         do {

@@ -35,6 +35,9 @@ public final class ConnectionMonitor: Sendable {
 
     /// Lock order: a leaf; nothing is taken or called under it.
     private let state = Mutex(State())
+    /// Called (on the thread whose request found the server back, no lock held) each time
+    /// the mount comes back online: what waited for the server goes now. Lock order: a leaf.
+    private let reconnectHandlers = Mutex<[@Sendable () -> Void]>([])
     private let clock: MountClock
     private let logger: Logger
     /// How often a request is let through while offline.
@@ -50,6 +53,11 @@ public final class ConnectionMonitor: Sendable {
 
     /// Nil online; else since when the server has not been reachable.
     public var offlineSince: Timestamp? { state.withLock { $0.offlineSince } }
+
+    /// Adds work to do whenever the mount comes back online (see `reconnectHandlers`).
+    public func whenReconnected(_ handler: @escaping @Sendable () -> Void) {
+        reconnectHandlers.withLock { $0.append(handler) }
+    }
 
     /// How many times the mount came back online: a waiter notes it, then asks whether it
     /// moved (`cameBack(since:)`).
@@ -108,6 +116,7 @@ public final class ConnectionMonitor: Sendable {
         case .cameBack(let since)?:
             let seconds = Double(Timestamp.now().microseconds - since.microseconds) / 1_000_000
             logger.notice("the server is reachable again (offline since \(since.rfc3339), \(Int(seconds.rounded())) s)")
+            for handler in reconnectHandlers.withLock({ $0 }) { handler() }
         case nil:
             break
         }

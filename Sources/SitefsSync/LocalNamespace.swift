@@ -2,16 +2,20 @@ import SitefsAPI
 import SitefsProvider
 import SitefsStore
 
-/// What the mount shows that the server does not have yet: files created here and not
-/// uploaded (local identifiers), and renames of server files still waiting out the settle
-/// delay in the uploader's queue. Server items and listings pass through `view` on their
+/// What the mount shows that the server does not have yet: files and folders created here
+/// and not on the server (local identifiers), renames of server items still waiting in the
+/// uploader's queue, and server items removed here whose delete is still queued. Server items and listings pass through `view` on their
 /// way into the cache, so a listing fetched again or a change-feed update does not undo
 /// what the user just did.
 final class LocalNamespace: Sendable {
     private struct State {
+        /// Files and folders made here, not on the server yet.
         var created: [ItemIdentifier: ProviderItem] = [:]
         /// Server files shown somewhere else than where the server has them.
         var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]
+        /// Server items removed here whose delete has not reached the server yet: no listing
+        /// shows them again meanwhile.
+        var removed: Set<ItemIdentifier> = []
     }
 
     /// Lock order: last of the ranked locks (after the uploader's); nothing is taken under it.
@@ -30,6 +34,25 @@ final class LocalNamespace: Sendable {
         state.withLock { state in state.created.values.first { $0.parent == folder && ItemName.same($0.name, name) } }
     }
 
+    /// A folder made here is on the server now (`folder`): what was made or moved into it
+    /// here is shown there.
+    func reparent(from local: ItemIdentifier, to folder: ItemIdentifier) {
+        state.withLock { state in
+            for (identifier, item) in state.created where item.parent == local { state.created[identifier]!.parent = folder }
+            for (identifier, position) in state.moved where position.parent == local {
+                state.moved[identifier] = (folder, position.name)
+            }
+        }
+    }
+
+    // MARK: Removals not applied yet
+
+    func hide(_ identifier: ItemIdentifier) { _ = state.withLock { $0.removed.insert(identifier) } }
+
+    func unhide(_ identifier: ItemIdentifier) { _ = state.withLock { $0.removed.remove(identifier) } }
+
+    func isHidden(_ identifier: ItemIdentifier) -> Bool { state.withLock { $0.removed.contains(identifier) } }
+
     // MARK: Renames not applied yet
 
     /// Shows a server file at `parent`/`name`; nil shows it where the server has it again.
@@ -44,7 +67,7 @@ final class LocalNamespace: Sendable {
     /// True when a listing of `folder` from the server would not show what the mount shows.
     func touches(_ folder: ItemIdentifier) -> Bool {
         state.withLock { state in
-            state.created.values.contains { $0.parent == folder } || !state.moved.isEmpty
+            state.created.values.contains { $0.parent == folder } || !state.moved.isEmpty || !state.removed.isEmpty
         }
     }
 
@@ -63,8 +86,9 @@ final class LocalNamespace: Sendable {
     func view(page items: [ProviderItem], of folder: ItemIdentifier?) -> [ProviderItem] {
         guard let folder else { return items }
         return state.withLock { state in
-            guard !state.moved.isEmpty else { return items }
+            guard !state.moved.isEmpty || !state.removed.isEmpty else { return items }
             return items.compactMap { item in
+                if state.removed.contains(item.identifier) { return nil }
                 guard let position = state.moved[item.identifier] else { return item }
                 guard position.parent == folder else { return nil }
                 var shown = item

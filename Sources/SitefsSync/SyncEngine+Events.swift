@@ -60,7 +60,10 @@ extension SyncEngine {
     /// the server at once (`.onServer`).
     public func renaming(_ source: ProviderItem, to folder: ItemIdentifier, named name: String, replacing target: ProviderItem?,
                          openCopyBase: (ItemIdentifier) -> String?) throws(SyncError) -> RenameResult {
-        guard source.kind == .file else { return .onServer }
+        guard source.kind == .file else {
+            // A folder made here and not on the server yet moves with its mkdir.
+            return source.identifier.isLocal && target == nil ? moveMadeFolder(source, to: folder, named: name) : .onServer
+        }
         if let target {
             guard target.kind == .file, source.identifier.isLocal,
                   let adoption = try adopt(source, into: target, openCopyBase: openCopyBase) else { return .onServer }

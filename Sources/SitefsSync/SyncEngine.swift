@@ -45,7 +45,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// What the engine resumed from the journal, for the core to show at start.
     public struct Restored: Sendable {
-        /// Files created here whose create never reached the server.
+        /// Files and folders created here whose create never reached the server.
         public var created: [ProviderItem]
         /// Server files renamed here whose rename was not sent yet (`view` shows them moved).
         public var moved: [ItemIdentifier]
@@ -68,6 +68,9 @@ public final class SyncEngine: @unchecked Sendable {
         restored = Self.restore(from: uploader, into: namespace, userName: userName)
         relay.engine = self
         uploader.onRenameOutcome = { outcome in relay.rename(outcome) }
+        uploader.onOperationOutcome = { outcome in relay.operation(outcome) }
+        // Folder operations put back while offline go as soon as the server answers again.
+        (backend as? MonitoredBackend)?.monitor.whenReconnected { [weak uploader] in uploader?.serverReachableAgain() }
     }
 
     /// Starts the upload workers; `handler` hears every outcome (see `SyncEvent`), on a worker
@@ -97,6 +100,19 @@ public final class SyncEngine: @unchecked Sendable {
                                     version: "", capabilities: ProviderItem.localFileCapabilities)
             namespace.addCreated(item)
             created.append(item)
+        }
+        for operation in uploader.pendingOperations {
+            switch operation.kind {
+            case .makeFolder:
+                let now = Timestamp.now()
+                let folder = ProviderItem(identifier: operation.identifier, parent: operation.parent, name: operation.name,
+                                          kind: .folder, size: 0, created: now, modified: now, createdBy: userName,
+                                          modifiedBy: userName, version: "", capabilities: ProviderItem.localFolderCapabilities)
+                namespace.addCreated(folder)
+                created.append(folder)
+            case .deleteFile, .removeFolder:
+                namespace.hide(operation.identifier)
+            }
         }
         var moved: [ItemIdentifier] = []
         for rename in uploader.pendingRenames {
@@ -176,6 +192,9 @@ public final class SyncEngine: @unchecked Sendable {
 
     // MARK: Outcomes
 
+    /// Hands an event to the core (no lock of the engine's held).
+    fileprivate func deliver(_ event: SyncEvent) { handler?(event) }
+
     /// Turns the uploader's outcomes into events, with the namespace brought up to date first.
     fileprivate func report(_ outcome: Uploader.Outcome) {
         let job = outcome.job
@@ -219,4 +238,8 @@ private final class EventRelay: @unchecked Sendable {
 
     func upload(_ outcome: Uploader.Outcome) { engine?.report(outcome) }
     func rename(_ outcome: Uploader.RenameOutcome) { engine?.report(outcome) }
+    func operation(_ outcome: Uploader.OperationOutcome) {
+        guard let engine, let event = engine.report(outcome) else { return }
+        engine.deliver(event)
+    }
 }

@@ -9,6 +9,10 @@ public struct SyncStatus: Sendable, Codable {
     public var conflicts: [Conflict]
     /// Uploads wait because the server wants a new sign-in (`sitefs login`).
     public var signInRequired: Bool
+    /// Deletes and folder removals made offline that the server did not take (someone
+    /// changed or filled the item meanwhile, or it refused), with why: what the user wanted
+    /// gone is still there.
+    public var notApplied: [Failure] = []
 
     public struct Progress: Sendable, Codable {
         public var name: String
@@ -29,6 +33,7 @@ public struct SyncStatus: Sendable, Codable {
     enum CodingKeys: String, CodingKey {
         case pending, uploading, progress, failed, conflicts
         case signInRequired = "sign_in_required"
+        case notApplied = "not_applied"
     }
 
     public init(pending: Int, uploading: [String], progress: [Progress], failed: [Failure], conflicts: [Conflict],
@@ -51,5 +56,6 @@ public struct SyncStatus: Sendable, Codable {
         failed = try c.decode([Failure].self, forKey: .failed)
         conflicts = try c.decode([Conflict].self, forKey: .conflicts)
         signInRequired = try c.decode(Bool.self, forKey: .signInRequired)
+        notApplied = try c.decodeIfPresent([Failure].self, forKey: .notApplied) ?? []
     }
 }

@@ -23,6 +23,10 @@ public enum SyncEvent: Sendable {
     /// the item itself is gone), so what the mount showed at `shown` is no longer true.
     case renameDropped(ItemIdentifier, shown: (parent: ItemIdentifier, name: String), serverParent: ItemIdentifier,
                        gone: Bool)
+    /// A delete or folder removal made offline that the server did not take (someone changed
+    /// or filled the item meanwhile): the item, which was in `parent` as `name`, is shown
+    /// again.
+    case restored(ItemIdentifier, parent: ItemIdentifier?, name: String)
 
     /// Where the local copy the saved content came from may be found once the core has
     /// applied this (the first that exists): it may be done with now. None for renames.
@@ -32,7 +36,7 @@ public enum SyncEvent: Sendable {
         case .conflicted(let identifier, _, let copy): [copy.identifier, identifier]
         case .replaced(let former, let item): [item.identifier, former]
         case .failed(let identifier): [identifier]
-        case .renamed, .renameDropped: []
+        case .renamed, .renameDropped, .restored: []
         }
     }
 }

@@ -145,7 +145,9 @@ extension Uploader {
 
     /// Runs `call`, retrying transient failures with backoff from 250 ms to 30 s until it
     /// works, fails for good, or `giveUp` says the attempt is moot.
-    func retrying<Value>(_ what: @autoclosure () -> String, giveUp: () -> Bool,
+    /// `stopWhenOffline`: a request not sent because the mount is offline ends the retries
+    /// at once (the caller puts the work back in its queue, where it can still be changed).
+    func retrying<Value>(_ what: @autoclosure () -> String, giveUp: () -> Bool, stopWhenOffline: Bool = false,
                          _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {
         var delay: Duration = .milliseconds(250)
         while true {
@@ -158,6 +160,7 @@ extension Uploader {
                 if case .notAuthenticated = error { waitForSignIn = true } else { waitForSignIn = false }
                 guard error.isTransient || waitForSignIn else { return .failure(error) }
                 if giveUp() { return .failure(error) }
+                if stopWhenOffline, case .offline = error { return .failure(error) }
                 if waitForSignIn {
                     if setSignInRequired(true) { logger.error("uploads wait for a new sign-in: run `sitefs login`") }
                 } else if case .offline = error {

@@ -18,6 +18,10 @@ extension Uploader {
         public var serverName: String
         public var serverParent: ItemIdentifier
         var notBefore: ContinuousClock.Instant = .now
+        /// The last namespace operation made before this rename (its `sequence`; 0: none):
+        /// the rename waits until that has reached the server, so the server sees both in
+        /// the order they were made.
+        var afterOperation: Int64 = 0
 
         public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier, serverName: String,
                     serverParent: ItemIdentifier) {

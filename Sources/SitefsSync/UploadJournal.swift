@@ -48,6 +48,20 @@ final class UploadJournal: Sendable {
         migrator.registerMigration("v3: deletes in progress") { db in
             try db.execute(sql: "CREATE TABLE deletes (site TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (site, id))")
         }
+        migrator.registerMigration("v4: namespace operations made offline") { db in
+            try db.execute(sql: """
+                CREATE TABLE operations (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL, site TEXT NOT NULL, id TEXT NOT NULL,
+                    name TEXT NOT NULL, parent TEXT, base_version TEXT
+                );
+                CREATE TABLE made_folders (
+                    site TEXT NOT NULL, local_id TEXT NOT NULL, server_id TEXT NOT NULL,
+                    PRIMARY KEY (site, local_id)
+                );
+                ALTER TABLE renames ADD COLUMN after_operation INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         try migrator.migrate(queue)
     }
 
@@ -157,9 +171,12 @@ final class UploadJournal: Sendable {
 
     func recordRename(_ rename: Uploader.RenameJob) throws {
         try queue.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO renames VALUES (?, ?, ?, ?, ?, ?)",
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO renames (site, id, name, parent, server_name, server_parent, after_operation)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
                            arguments: [rename.identifier.site, rename.identifier.id, rename.name, rename.parent.id,
-                                       rename.serverName, rename.serverParent.id])
+                                       rename.serverName, rename.serverParent.id, rename.afterOperation])
         }
     }
 
@@ -173,10 +190,82 @@ final class UploadJournal: Sendable {
         try queue.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM renames ORDER BY rowid").map { row in
                 let site: String = row["site"]
-                return Uploader.RenameJob(identifier: ItemIdentifier(site: site, id: row["id"]), name: row["name"],
-                                          parent: ItemIdentifier(site: site, id: row["parent"]), serverName: row["server_name"],
-                                          serverParent: ItemIdentifier(site: site, id: row["server_parent"]))
+                var rename = Uploader.RenameJob(identifier: ItemIdentifier(site: site, id: row["id"]), name: row["name"],
+                                                parent: ItemIdentifier(site: site, id: row["parent"]), serverName: row["server_name"],
+                                                serverParent: ItemIdentifier(site: site, id: row["server_parent"]))
+                rename.afterOperation = row["after_operation"]
+                return rename
             }
+        }
+    }
+
+    // MARK: Namespace operations made offline
+
+    /// Commits an operation (durable when this returns) and gives it its place in the order.
+    func record(_ operation: NamespaceOperation) throws -> Int64 {
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO operations (kind, site, id, name, parent, base_version) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [operation.kind.rawValue, operation.identifier.site, operation.identifier.id,
+                                       operation.name, operation.parent?.id, operation.baseVersion])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// An operation not sent yet changed (a folder made here renamed before it went, or its
+    /// parent now known on the server).
+    func update(_ operation: NamespaceOperation) {
+        _ = try? queue.write { db in
+            try db.execute(sql: "UPDATE operations SET name = ?, parent = ? WHERE seq = ?",
+                           arguments: [operation.name, operation.parent?.id, operation.sequence])
+        }
+    }
+
+    /// Done (or dropped): the row goes; for a folder made here, what the server made of it is
+    /// remembered in the same transaction, so saves and renames aimed at the local folder
+    /// find it after a restart.
+    func finished(_ operation: NamespaceOperation, madeFolder: ItemIdentifier? = nil) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM operations WHERE seq = ?", arguments: [operation.sequence])
+            if let madeFolder {
+                try db.execute(sql: "INSERT OR REPLACE INTO made_folders VALUES (?, ?, ?)",
+                               arguments: [operation.identifier.site, operation.identifier.id, madeFolder.id])
+            }
+        }
+    }
+
+    /// Operations left by an earlier run, in order.
+    func pendingOperations() throws -> [NamespaceOperation] {
+        try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM operations ORDER BY seq").compactMap { row in
+                let site: String = row["site"]
+                guard let kind = NamespaceOperation.Kind(rawValue: row["kind"]) else { return nil }
+                var operation = NamespaceOperation(kind: kind, identifier: ItemIdentifier(site: site, id: row["id"]),
+                                                   name: row["name"],
+                                                   parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
+                                                   baseVersion: row["base_version"])
+                operation.sequence = row["seq"]
+                return operation
+            }
+        }
+    }
+
+    /// Folders made here, by local identifier: the server's identifier for each.
+    func madeFolders() throws -> [ItemIdentifier: ItemIdentifier] {
+        try queue.read { db in
+            var result: [ItemIdentifier: ItemIdentifier] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM made_folders") {
+                let site: String = row["site"]
+                result[ItemIdentifier(site: site, id: row["local_id"])] = ItemIdentifier(site: site, id: row["server_id"])
+            }
+            return result
+        }
+    }
+
+    /// The highest sequence an operation was ever given (0 when none): renames are ordered
+    /// after it.
+    func lastOperationSequence() throws -> Int64 {
+        try queue.read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'operations'") ?? 0
         }
     }
 }

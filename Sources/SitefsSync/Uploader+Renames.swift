@@ -26,6 +26,7 @@ extension Uploader {
             }
             return
         }
+        rename.afterOperation = lastOperationSequence
         try journal.recordRename(rename)
         rename.notBefore = clock.now + settleDelay
         if renames[rename.identifier] == nil { renameOrder.append(rename.identifier) }

@@ -71,7 +71,8 @@ extension Uploader {
             hasPendingSave: queued[identifier] != nil || inFlight[identifier] != nil,
             isUploading: inFlight[identifier] != nil,
             hasFailed: failures[identifier] != nil && queued[identifier] == nil,
-            hasPendingRename: renames[identifier] != nil || renamesInFlight[identifier] != nil,
+            hasPendingRename: renames[identifier] != nil || renamesInFlight[identifier] != nil
+                || operationInFlight?.identifier == identifier || operations.contains { $0.identifier == identifier },
             mayBeOnServer: mayBeOnServerLocked(identifier))
     }
 
@@ -91,9 +92,12 @@ extension Uploader {
         }
         condition.broadcast()
         while true {
-            let busy = identifier.map {
-                queued[$0] != nil || inFlight[$0] != nil || reporting[$0] != nil || renames[$0] != nil || renamesInFlight[$0] != nil
-            } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty)
+            let busy = identifier.map { identifier in
+                queued[identifier] != nil || inFlight[identifier] != nil || reporting[identifier] != nil
+                    || renames[identifier] != nil || renamesInFlight[identifier] != nil
+                    || operationInFlight?.identifier == identifier || operations.contains { $0.identifier == identifier }
+            } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty
+                  || !operations.isEmpty || operationInFlight != nil)
             if !busy { return true }
             settleWaiters += 1
             let woken = condition.wait(until: deadline)
@@ -108,9 +112,12 @@ extension Uploader {
         let progress = inFlight.values.sorted { $0.name < $1.name }.map { job in
             Status.Progress(name: job.name, sent: min(sent[job.identifier]?.sent ?? 0, job.size), total: job.size)
         }
-        return Status(pending: queued.count + inFlight.count + renames.count + renamesInFlight.count,
-                      uploading: inFlight.values.map(\.name).sorted(), progress: progress,
-                      failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
-                      conflicts: conflicts, signInRequired: signInRequired)
+        var status = Status(pending: queued.count + inFlight.count + renames.count + renamesInFlight.count
+                                + operations.count + (operationInFlight == nil ? 0 : 1),
+                            uploading: inFlight.values.map(\.name).sorted(), progress: progress,
+                            failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
+                            conflicts: conflicts, signInRequired: signInRequired)
+        status.notApplied = operationsNotApplied
+        return status
     }
 }

@@ -48,6 +48,19 @@ final class Uploader: @unchecked Sendable {
     var renames: [ItemIdentifier: RenameJob] = [:]
     var renameOrder: [ItemIdentifier] = []
     var renamesInFlight: [ItemIdentifier: RenameJob] = [:]
+    /// Namespace operations made offline, not sent yet, in the order made; one goes at a time.
+    var operations: [NamespaceOperation] = []
+    var operationInFlight: NamespaceOperation?
+    /// The sequence of the last operation recorded: a rename queued now goes after it.
+    var lastOperationSequence: Int64 = 0
+    /// Folders made here that the server has now: local identifier -> server identifier.
+    var madeFolders: [ItemIdentifier: ItemIdentifier] = [:]
+    /// Folders made here whose mkdir failed for good: what was to go into them fails too.
+    var abandonedFolders: Set<ItemIdentifier> = []
+    /// Operations the server did not take, on purpose or not, for `sitefs status`.
+    var operationsNotApplied: [Status.Failure] = []
+    /// Set once by the engine before any operation is queued.
+    public var onOperationOutcome: (@Sendable (OperationOutcome) -> Void)?
     /// Per item with a save queued, in flight or failed: the newest save and whether it is
     /// still to be sent, copied here after every change under `condition`, so `stat` reads
     /// it without waiting for `condition` (held across some journal commits). Lock order:
@@ -143,6 +156,9 @@ final class Uploader: @unchecked Sendable {
                 resumed += 1
             }
         }
+        madeFolders = try journal.madeFolders()
+        operations = try journal.pendingOperations()
+        lastOperationSequence = try journal.lastOperationSequence()
         for rename in try journal.pendingRenames() {
             renames[rename.identifier] = rename
             renameOrder.append(rename.identifier)
@@ -154,8 +170,8 @@ final class Uploader: @unchecked Sendable {
                 journal.clearDelete(identifier)  // its saves were dropped before the run ended
             }
         }
-        if resumed + renames.count > 0 {
-            logger.notice("resuming \(resumed) saved uploads and \(renames.count) renames from the journal")
+        if resumed + renames.count + operations.count > 0 {
+            logger.notice("resuming \(resumed) saved uploads, \(renames.count) renames and \(operations.count) folder operations from the journal")
         }
     }
 
@@ -455,6 +471,7 @@ final class Uploader: @unchecked Sendable {
     private enum Work {
         case upload(Job)
         case rename(RenameJob)
+        case operation(NamespaceOperation)
     }
 
     private func work(worker: Int) {
@@ -474,6 +491,12 @@ final class Uploader: @unchecked Sendable {
                 let outcome = attemptRename(rename)  // ends with `finishRename` done, under the lock
                 onRenameOutcome?(outcome)
                 doneReporting(rename.identifier)
+            case .operation(let operation):
+                // Ends with `finishOperation` done, under the lock; nil: put back (offline).
+                if let outcome = attemptOperation(operation) {
+                    onOperationOutcome?(outcome)
+                    doneReporting(operation.identifier)
+                }
             }
         }
     }
@@ -485,28 +508,34 @@ final class Uploader: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next due piece of work: renames first; a new file waits while renames are
-    /// pending (one of them may free its name).
+    /// The next due piece of work: folder operations and renames first, each kind one at a
+    /// time and both in the order made (an operation waits for the renames made before it, a
+    /// rename for the operations); a new file waits while either is pending (one of them may
+    /// free its name, or make its folder).
     private func next(worker: Int) -> Work? {
         condition.lock()
         defer { condition.unlock() }
         while true {
             if stopping { return nil }
             let now = clock.now
+            if let operation = nextOperationLocked(now: now) { return .operation(operation) }
             // Renames go one at a time, in the order made: a later one may take a name an
             // earlier one frees.
-            if renamesInFlight.isEmpty, let first = renameOrder.first, renames[first]!.notBefore <= now {
-                let identifier = renameOrder.removeFirst()
-                let rename = renames.removeValue(forKey: identifier)!
-                renamesInFlight[identifier] = rename
+            if renamesInFlight.isEmpty, let first = renameOrder.first, renames[first]!.notBefore <= now,
+               !operationPendingLocked(upTo: renames[first]!.afterOperation),
+               let rename = takeRenameLocked(first) {
                 return .rename(rename)
             }
-            let renaming = !renames.isEmpty || !renamesInFlight.isEmpty
+            let waiting = !renames.isEmpty || !renamesInFlight.isEmpty || !operations.isEmpty || operationInFlight != nil
             if let index = order.firstIndex(where: { identifier in
-                inFlight[identifier] == nil && queued[identifier]!.notBefore <= now && !(renaming && identifier.isLocal)
+                inFlight[identifier] == nil && queued[identifier]!.notBefore <= now && !(waiting && identifier.isLocal)
             }) {
                 let identifier = order.remove(at: index)
-                let job = queued.removeValue(forKey: identifier)!
+                var job = queued.removeValue(forKey: identifier)!
+                if job.createsFile, let parent = job.parent, case .ready(let resolved) = resolveFolderLocked(parent), resolved != parent {
+                    job.parent = resolved  // made offline, on the server now
+                    journal.retarget(job)
+                }
                 inFlight[identifier] = job
                 sent[identifier] = TransferProgress()
                 return .upload(job)
@@ -544,6 +573,7 @@ final class Uploader: @unchecked Sendable {
         // By index, reading the one field needed.
         for index in queued.values.indices { consider(queued.values[index].notBefore) }
         for index in renames.values.indices { consider(renames.values[index].notBefore) }
+        if let first = operations.first { consider(first.notBefore) }
         return due
     }
 

@@ -86,6 +86,19 @@ class Server:
         self.world.sitefs("login", self.mount_url, "--user", "bench", input=password + "\n", text=True,
                           stdout=subprocess.DEVNULL, check=True, timeout=60)
 
+    # The replay case makes the server unreachable by stopping it (`pause`: connections are
+    # then refused) and starts it again on the same port and data (`resume`, which returns
+    # once it serves): what the mount and curl talk to after it is the same server.
+
+    def pause(self):
+        self.stop()
+
+    def resume(self):
+        raise NotImplementedError
+
+    def running(self):
+        return self.process is not None and self.process.poll() is None
+
 
 class SitefsServer(Server):
     """sitefs-server with a fresh data directory the seed is imported into."""
@@ -143,20 +156,8 @@ class SitefsServer(Server):
         last = (w.work / "import.log").read_text().strip().splitlines()[-1:]
         log(f"import: {' '.join(last)} in {self.setup_seconds:.1f} s{' (on tmpfs, then copied)' if import_data != data else ''}")
 
-        out = open(w.work / "server.out", "w")
-        err = open(self.log_path, "w")
-        self.process = subprocess.Popen([server, "serve", "--data", str(data), "--host", "127.0.0.1", "--port", "0"],
-                                        stdout=out, stderr=err)
-        deadline = time.monotonic() + 60
-        line = None
-        while time.monotonic() < deadline and self.process.poll() is None:
-            match = re.search(r"^listening on (\S+)$", (w.work / "server.out").read_text(), re.M)
-            if match:
-                line = match.group(1)
-                break
-            time.sleep(0.1)
-        if line is None:
-            raise BenchFailure("the server did not start: " + self.log_path.read_text()[-2000:])
+        self.data = data
+        line = self.launch("0", "w")
         if not re.fullmatch(r"http://127\.0\.0\.1:[0-9]+", line):
             raise BenchFailure(f"the server is not on 127.0.0.1: {line}")
         self.mount_url = line
@@ -167,6 +168,29 @@ class SitefsServer(Server):
         write_private(w.auth, f"Authorization: Bearer {self.token}\n")
         self.sign_in(password)
         self.site = self.request("GET", "/v1/sites")["items"][0]["id"]
+
+    def launch(self, port, log_mode):
+        """Starts `sitefs-server serve` on the data directory and returns the URL it prints
+        once it listens (it prints that when ready); its log goes to `log_path`."""
+        w = self.world
+        with open(w.work / "server.out", "w") as out, open(self.log_path, log_mode) as err:
+            self.process = subprocess.Popen([str(w.bin / "sitefs-server"), "serve", "--data", str(self.data), "--host",
+                                             "127.0.0.1", "--port", port], stdout=out, stderr=err)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            match = re.search(r"^listening on (\S+)$", (w.work / "server.out").read_text(), re.M)
+            if match:
+                return match.group(1)
+            time.sleep(0.02)
+        raise BenchFailure("the server did not start: " + self.log_path.read_text()[-2000:])
+
+    def resume(self):
+        """The same data directory on the same port; the log is appended to (the request
+        counts read it from an offset)."""
+        port = self.mount_url.rsplit(":", 1)[1]
+        line = self.launch(port, "a")
+        if line != self.mount_url:
+            raise BenchFailure(f"the server came back on {line}, not on {self.mount_url}")
 
     def stop(self):
         if self.process and self.process.poll() is None:
@@ -308,6 +332,17 @@ class SitefsServer(Server):
         urls = [f"{self.mount_url}/v1/items/{identifier}" for identifier, _ in self.children(self.id_of(folder_path))]
         return ['request = "DELETE"'], urls, "204"
 
+    def file_urls(self, folder_path):
+        """The content URL of every file in the folder, by name: {name: url}."""
+        return {name: f"{self.mount_url}/v1/items/{identifier}/content"
+                for identifier, name in self.children(self.id_of(folder_path))}
+
+    def edit_requests(self, folder_path, body):
+        """A new version of each file in the folder, `body` its content, on one connection:
+        (curl settings, urls, expected status)."""
+        urls = sorted(self.file_urls(folder_path).values())
+        return ['request = "PUT"', 'header = "Content-Type: text/plain"', f'data-binary = "@{body}"'], urls, "200"
+
     def rename_baseline(self, path, new_name):
         """A file's rename: (label, command printing the HTTP status, expected status)."""
         url = f"{self.mount_url}/v1/items/{self.id_of(path)}"
@@ -423,6 +458,15 @@ class ApacheServer(Server):
                 return
             self.stop()
         raise BenchFailure("Apache did not start: " + self.text("console.log")[-1500:] + self.text("error.log")[-1500:])
+
+    def resume(self):
+        """The same configuration (port, served tree, logs); returns once it serves."""
+        with open(self.directory / "console.log", "a") as console:
+            self.process = subprocess.Popen([self.EXECUTABLE, "-f", str(self.directory / "httpd.conf"), "-DFOREGROUND"],
+                                            stdout=console, stderr=subprocess.STDOUT, start_new_session=True)
+        if not self.serves():
+            self.stop()
+            raise BenchFailure("Apache did not start again: " + self.text("console.log")[-1500:] + self.text("error.log")[-1500:])
 
     def serves(self):
         marker = self.root / f".sitefs-bench-ready-{secrets.token_hex(8)}"
@@ -563,6 +607,13 @@ class ApacheServer(Server):
 
     def delete_requests(self, folder_path):
         return ['request = "DELETE"'], [self.url(f"{folder_path}/{name}") for name in self.names(folder_path)], "204"
+
+    def file_urls(self, folder_path):
+        return {name: self.url(f"{folder_path}/{name}") for name in self.names(folder_path)}
+
+    def edit_requests(self, folder_path, body):
+        urls = sorted(self.file_urls(folder_path).values())
+        return ['request = "PUT"', 'header = "Content-Type: text/plain"', f'data-binary = "@{body}"'], urls, "204"
 
     def rename_baseline(self, path, new_name):
         """MOVE with a Destination header, not overwriting (as the mount sends it)."""

@@ -4,7 +4,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit"]
+ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
+             "pin-small", "pin-large", "replay"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
 # protocol to the same server.
@@ -34,6 +35,11 @@ class Settings:
     write_mb: int = 64
     n_create: int = 1000
     upload_mb: int = 1024
+    # The offline session of the replay case: new files created and existing files
+    # overwritten while the server is down, and how long it stays down after them (seconds).
+    n_replay_new: int = 200
+    n_replay_edit: int = 50
+    offline_hold: float = 10.0
     # The mount's default --page-size; the curl baselines use the same.
     page_size: int = 200
     # No single measured operation may take longer than this (seconds).
@@ -53,6 +59,7 @@ class Settings:
         s.keep = env.get("SITEFS_BENCH_KEEP", "0") == "1"
         if s.quick:
             s.n_small, s.n_empty, s.big_mb, s.write_mb, s.n_create, s.upload_mb = 1000, 10000, 32, 32, 100, 128
+            s.n_replay_new, s.n_replay_edit, s.offline_hold = 20, 10, 3.0
         upload = env.get("SITEFS_BENCH_MB")
         if upload is not None:
             if not upload.isdigit() or int(upload) < 1:

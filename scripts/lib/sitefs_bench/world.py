@@ -119,12 +119,23 @@ class World:
 
     # --- curl -------------------------------------------------------------------------------
 
-    def curl_config(self, name, settings, urls):
+    def curl_config(self, name, settings, urls, outputs=None):
         """A curl config file: one curl process, one connection, a request to each URL with
-        the Authorization header and `settings`, every body discarded."""
-        lines = [f'header = "@{self.auth}"'] + settings
-        for url in urls:
-            lines += [f'url = "{url}"', 'output = "/dev/null"']
+        the Authorization header and `settings`, every body discarded (or written to the
+        file of the same index in `outputs`)."""
+        return self.curl_config_groups(name, [(settings, urls, outputs)])
+
+    def curl_config_groups(self, name, groups):
+        """One curl config of several groups of requests, each (settings, urls, outputs or
+        None) as in `curl_config`, separated by `next`: still one curl process, and curl keeps
+        its connection from one group to the next."""
+        lines = []
+        for index, (settings, urls, outputs) in enumerate(groups):
+            if index:
+                lines.append("next")
+            lines += [f'header = "@{self.auth}"'] + settings
+            for position, url in enumerate(urls):
+                lines += [f'url = "{url}"', f'output = "{outputs[position] if outputs else "/dev/null"}"']
         path = self.curl_dir / name
         path.write_text("".join(line + "\n" for line in lines))
         return path
@@ -195,6 +206,13 @@ class World:
         """Cold cases compare with requests that already know the item's id: the walk to it
         (the site's and parents' listings) is done untimed first."""
         os.stat(path)
+
+    def mount_status(self):
+        """What `sitefs status MOUNTPOINT` prints (never timed)."""
+        result = self.sitefs("status", str(self.mp), timeout=60, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BenchFailure(f"sitefs status failed: {result.stderr.strip()}")
+        return result.stdout
 
     def sync_command(self):
         return [str(self.bin / "sitefs"), "sync", str(self.mp)]

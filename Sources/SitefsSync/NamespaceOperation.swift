@@ -1,0 +1,82 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+
+/// A change of the folder tree made while the server could not be reached (or inside a
+/// folder made so): journaled like a save, shown at once as the user left it, and replayed
+/// on the server in the order made, after the renames made before it (see
+/// `Uploader.attemptOperation` for what each meets on the server and what then happens).
+public struct NamespaceOperation: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// A folder made here: `identifier` is its local identifier, `parent` where (perhaps
+        /// another folder made here), `name` its name.
+        case makeFolder = "mkdir"
+        /// A server file deleted here: on the server only if it is still the version the user
+        /// saw (`baseVersion`); someone's newer edit is kept.
+        case deleteFile = "delete"
+        /// A server folder removed here (empty, as rmdir needs): on the server only if it is
+        /// empty there too; what someone added meanwhile is kept.
+        case removeFolder = "rmdir"
+    }
+
+    public var kind: Kind
+    public var identifier: ItemIdentifier
+    /// The folder's name (mkdir), or the item's name where it was, for status and logs.
+    public var name: String
+    /// mkdir: where to make it; delete and rmdir: the folder it was in (shown again there if
+    /// the server keeps it).
+    public var parent: ItemIdentifier?
+    /// delete: the version the user saw.
+    public var baseVersion: String?
+    /// Its place in the order of operations (the journal's), 0 until recorded.
+    var sequence: Int64 = 0
+    /// Not tried again before this: put back while the mount was offline (not persisted; a
+    /// mount starts by trying).
+    var notBefore: ContinuousClock.Instant = .now
+    /// Times it was put back in a row, for the wait before the next try.
+    var postponements = 0
+
+    public init(kind: Kind, identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, baseVersion: String? = nil) {
+        self.kind = kind
+        self.identifier = identifier
+        self.name = name
+        self.parent = parent
+        self.baseVersion = baseVersion
+    }
+}
+
+extension Uploader {
+    /// How a namespace operation ended.
+    public enum OperationOutcome: Sendable {
+        /// The folder made here is `folder` on the server (made now, or one of the same name
+        /// someone made meanwhile, which it joins).
+        case madeFolder(NamespaceOperation, ProviderItem)
+        /// Deleted on the server (or gone already).
+        case deleted(NamespaceOperation)
+        /// Not applied, on purpose: the server's item changed (or gained content) since the
+        /// user saw it, and someone's work is not removed; `reason` says what.
+        case kept(NamespaceOperation, reason: String)
+        /// A verdict the operation cannot get past (logged); what it would have removed stays.
+        case failed(NamespaceOperation, ProviderError)
+
+        public var operation: NamespaceOperation {
+            switch self {
+            case .madeFolder(let operation, _), .deleted(let operation), .kept(let operation, _), .failed(let operation, _):
+                return operation
+            }
+        }
+    }
+
+    /// Where a folder an item is to go into stands: on the server already (its identifier
+    /// there), still to be made (its mkdir pending), or never to be (its mkdir failed).
+    enum FolderResolution {
+        case ready(ItemIdentifier)
+        case waiting
+        case abandoned
+    }
+}
+
+extension ProviderItem {
+    /// What a folder made on the mount may do before the server has it.
+    public static let localFolderCapabilities: Capabilities = [.read, .addChildren, .rename, .delete]
+}
