@@ -78,6 +78,11 @@ public final class MetadataDatabase: Sendable {
         for row in rows {
             let folder = ItemIdentifier(site: row["folder_site"], id: row["folder_id"])
             let child: String = row["child_id"]
+            if row["position"] == Self.knownListingPosition {
+                // An empty folder is a listing too: offline, `ls` of it must not need the server.
+                listings[folder] = listings[folder] ?? ItemCache.Listing(names: [], identifiers: [])
+                continue
+            }
             // Root entries are sites: their identifier is (id, id).
             let site = folder == ItemCache.root ? child : folder.site
             var listing = listings[folder] ?? ItemCache.Listing(names: [], identifiers: [])
@@ -87,6 +92,10 @@ public final class MetadataDatabase: Sendable {
         }
         return listings
     }
+
+    /// The position of the row that marks a folder's listing as known (it comes first, and
+    /// stands for no entry), so an empty listing survives a restart.
+    static let knownListingPosition = -1
 
     public func value(for key: String) -> String? {
         try? queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [key]) }
@@ -114,6 +123,8 @@ public final class MetadataDatabase: Sendable {
         enqueue { db in
             try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
             let insert = try db.cachedStatement(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)")
+            // The marker says the listing is known even when it has no entry.
+            try insert.execute(arguments: [folder.site, folder.id, Self.knownListingPosition, "", ""])
             for (position, (name, child)) in zip(listing.names, listing.identifiers).enumerated() {
                 try insert.execute(arguments: [folder.site, folder.id, position, name, child.id])
             }

@@ -6,19 +6,13 @@ import Testing
 /// The change feed's wait between rounds runs on the mount's clock, so a test moves it on
 /// instead of waiting out the interval.
 @Suite struct ChangeFeedClockTests {
-    /// Takes no invalidations: the core under test is not mounted in a kernel.
-    private struct NoKernel: KernelCacheInvalidator {
-        func invalidateEntry(parent: InodeNumber, name: FileName) {}
-        func invalidateInode(_ inode: InodeNumber, offset: Int64, length: Int64) {}
-    }
-
     @Test func theNextRoundComesWhenTheClockHasMovedOnByTheInterval() throws {
         let clock = MountClock.manual()
         // An hour: on the real clock the second round would never come within the test.
         let harness = try CoreHarness(clock: clock, changePollInterval: .seconds(3600))
         defer { harness.remove() }
         _ = harness.backend.addSite("Harbour")
-        harness.filesystem.mounted(invalidator: NoKernel())
+        harness.mount()
         defer { harness.filesystem.unmounting() }
         #expect(eventually { harness.backend.calls("changes") == 1 })  // the first round starts at once
         clock.advance(by: .seconds(3600))

@@ -22,7 +22,7 @@ struct CoreHarness {
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
-         clock: MountClock = .system, changePollInterval: Duration = .seconds(3)) throws {
+         clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
@@ -34,11 +34,21 @@ struct CoreHarness {
             configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge,
                                                    changePollInterval: changePollInterval, uid: 1000, gid: 1000,
                                                    readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
-                                                   clock: clock),
+                                                   cacheSizeLimit: cacheSizeLimit, clock: clock),
             cacheDirectory: cacheDirectory, logger: logger)
     }
 
     func remove() { try? FileManager.default.removeItem(at: cacheDirectory) }
+
+    /// Starts what a live mount runs in the background (the change feed, the pin keeper), as
+    /// the kernel's INIT does; the test ends it with `filesystem.unmounting()`.
+    func mount() { filesystem.mounted(invalidator: NoKernel()) }
+
+    /// Takes no invalidations: the core under test is not mounted in a kernel.
+    struct NoKernel: KernelCacheInvalidator {
+        func invalidateEntry(parent: InodeNumber, name: FileName) {}
+        func invalidateInode(_ inode: InodeNumber, offset: Int64, length: Int64) {}
+    }
 
     /// create + write + close, as `echo > NAME` does; returns the new file's inode.
     @discardableResult

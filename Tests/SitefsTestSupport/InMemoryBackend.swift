@@ -373,7 +373,9 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         try call("delete")
         while state.withLock({ $0.holdDeletes }) { usleep(5_000) }
         try state.withLock { state throws(ProviderError) in
-            guard state.nodes[identifier] != nil else { throw .notFound }
+            guard let node = state.nodes[identifier] else { throw .notFound }
+            // As the real server: conditional on the version the caller saw (If-Match).
+            if let baseVersion, node.item.version != baseVersion { throw .versionMismatch(current: node.item) }
             var doomed = [identifier]
             var index = 0
             while index < doomed.count {

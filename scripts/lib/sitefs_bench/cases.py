@@ -9,6 +9,10 @@ server's protocol, checking what the server holds) comes from `world.server` (se
 import filecmp
 import json
 import os
+import re
+import shutil
+import subprocess
+import time
 
 from . import procs
 from .measure import BenchFailure, Samples, log, timed
@@ -59,15 +63,23 @@ def server_upload(world, rec):
                baseline_value=idle // 1024, ratio_text=f"{peak / idle:.2f}x", notes=f"growth {(peak - idle) // 1024} MiB")
 
 
-def many_requests(world, name, settings, urls, expected, what, run, samples):
+def many_requests(world, name, settings, urls, expected, what, run, samples, outputs=None, groups=()):
     """Times one curl process sending a request to each URL on one connection (as the
-    daemon reuses its connections) and checks every status is `expected`."""
-    config = world.curl_config(f"{name}.conf", settings + ['write-out = "%{http_code}\\n"'], urls)
+    daemon reuses its connections) and checks every status is `expected`. Each body is
+    discarded, or written to the file of the same index in `outputs`. `groups`, each
+    (settings, urls, expected), are more requests sent after these by the same process on
+    the same connection."""
+    write_out = ['write-out = "%{http_code}\\n"']
+    config = world.curl_config_groups(f"{name}.conf", [(settings + write_out, urls, outputs)] +
+                                      [(more + write_out, more_urls, None) for more, more_urls, _ in groups])
     statuses = world.curl_dir / f"{name}.status"
     with open(statuses, "w") as out:
         sample(world, what, run, samples.add(timed(world.curl + ["-K", str(config)], world.s.op_timeout, stdout=out)))
-    if statuses.read_text().split().count(expected) != len(urls):
-        raise BenchFailure(f"{what}: not all {len(urls)} were {expected}")
+    got = statuses.read_text().split()
+    for want, part in [(expected, urls)] + [(more_expected, more_urls) for _, more_urls, more_expected in groups]:
+        answered, got = got[:len(part)], got[len(part):]
+        if answered.count(want) != len(part):
+            raise BenchFailure(f"{what}: not all {len(part)} were {want} ({' '.join(sorted(set(answered)))})")
 
 
 def listing_baselines(world, path, entries):
@@ -344,6 +356,177 @@ def edit(world, rec):
     rec.compare("open-edit-save 200 KB document + sync", times, "curl GET + PUT", curl, ("info",), times.notes())
 
 
+def pinned_counts(world):
+    """(local files, pinned files) from `sitefs status`, or None when nothing is pinned."""
+    match = re.search(r"^pinned: (\d+) of (\d+) files local", world.mount_status(), re.M)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def pin_and_wait(world, path, samples, what, run):
+    """Times `sitefs pin PATH` and `sitefs sync --pinned` (until every pinned file is local
+    and current) on a fresh mount, as one command."""
+    sample(world, what, run, samples.add(timed(
+        bash('"$1" pin "$2" >/dev/null && "$1" sync --pinned "$3" --timeout "$4"', world.bin / "sitefs", path, world.mp,
+             world.s.op_timeout), world.s.op_timeout + 30)))
+
+
+def check_pinned(world, expected, what):
+    counts = pinned_counts(world)
+    if counts != (expected, expected):
+        raise BenchFailure(f"{what}: after sync --pinned, `sitefs status` says {counts[0] if counts else 0} of "
+                           f"{counts[1] if counts else 0} pinned files local, expected {expected} of {expected}")
+
+
+def pin_small(world, rec):
+    """A folder of small files pinned on a fresh mount (cold: nothing of it cached, its
+    listing not fetched) until all of it is local, against the same files' content fetched
+    by curl on one connection, knowing their ids. For context, the same GETs with the folder's
+    listing before them (the mount has to list the folder), and with each body written to a
+    file (the mount writes each to its cache)."""
+    s, t, server = world.s, world.s.op_timeout, world.server
+    pins, gets, listed, filed = Samples(), Samples(), Samples(), Samples()
+    folder = world.site_dir / "small"
+    by_name = server.file_urls("small")
+    if len(by_name) != s.n_small:
+        raise BenchFailure(f"the server lists {len(by_name)} files in small, expected {s.n_small}")
+    names = sorted(by_name)
+    urls = [by_name[name] for name in names]
+    listing_label, listing_command, listing = listing_baselines(world, "small", s.n_small)[0]
+    copies = world.curl_dir / "pinned-small"
+    first = names[0]
+    for run in range(1, s.runs + 1):
+        world.mount_cold()
+        world.warm_path(folder)
+        with world.operation(pins):
+            pin_and_wait(world, folder, pins, f"pin {s.n_small} small files + sync --pinned", run)
+        check_pinned(world, s.n_small, "pin-small")
+        if (folder / first).read_bytes() != (world.seed / "small" / first).read_bytes():
+            raise BenchFailure(f"small/{first} on the mount differs from the original after the pin")
+        many_requests(world, f"pin-small-{run}", [], urls, "200", f"curl {s.n_small} GETs", run, gets)
+        sample(world, listing_label, run, listing.add(timed(listing_command, t)))
+        listed.add(listing.seconds[-1] + gets.seconds[-1])
+        shutil.rmtree(copies, ignore_errors=True)
+        copies.mkdir()
+        many_requests(world, f"pin-small-files-{run}", [], urls, "200", f"curl {s.n_small} GETs -o files", run, filed,
+                      outputs=[copies / name for name in names])
+        shutil.rmtree(copies, ignore_errors=True)
+    label = f"pin folder of {s.n_small} small files until local, cold"
+    rec.compare(label, pins, f"curl: {s.n_small} GETs, one process", gets, ("info",), pins.notes())
+    rec.compare("  (context) pin vs listing + GETs", pins, f"{listing_label} + {s.n_small} GETs", listed, ("info",))
+    rec.compare("  (context) pin vs GETs -o files", pins, f"curl: {s.n_small} GETs -o files, one process", filed, ("info",))
+
+
+def pin_large(world, rec):
+    """The big file pinned on a fresh mount until it is local, against one curl GET of it
+    into a file (the mount writes it to its cache on disk too)."""
+    s, t = world.s, world.s.op_timeout
+    pins, get = Samples(), Samples()
+    path = world.site_dir / "big" / "big.bin"
+    url = world.server.content_url("big/big.bin")
+    copy = world.curl_dir / "pinned-big.bin"
+    for run in range(1, s.runs + 1):
+        world.mount_cold()
+        world.warm_path(path)
+        with world.operation(pins):
+            pin_and_wait(world, path, pins, f"pin {s.big_mb} MiB file + sync --pinned", run)
+        check_pinned(world, 1, "pin-large")
+        copy.unlink(missing_ok=True)
+        sample(world, "curl GET -o file", run, get.add(timed(world.curl_auth + ["-f", "-o", str(copy), url], t)))
+        copy.unlink(missing_ok=True)
+    # The content, once, outside the timing (read from the local copy the pin made).
+    if not filecmp.cmp(path, world.seed / "big" / "big.bin", shallow=False):
+        raise BenchFailure(f"the pinned {s.big_mb} MiB file differs from the original")
+    rec.compare(f"pin {s.big_mb} MiB file until local, cold", pins, "curl GET -o file", get, ("info",), pins.notes(),
+                s.big_mb << 20)
+
+
+def populate(world, name, folder_path, names, body):
+    """Makes a folder of files on the server with curl (never timed)."""
+    _, settings, urls, expected = world.server.create_requests(folder_path, names, body)
+    config = world.curl_config(f"{name}.conf", settings + ['write-out = "%{http_code}\\n"'], urls)
+    result = subprocess.run(world.curl + ["-K", str(config)], capture_output=True, text=True, timeout=world.s.op_timeout)
+    if result.returncode != 0 or result.stdout.split().count(expected) != len(urls):
+        raise BenchFailure(f"making {folder_path} on the server: curl exit {result.returncode}, {result.stderr.strip()[:300]}")
+
+
+def wait_offline(world):
+    """Until `sitefs status` says the mount is offline (bounded). The sync request sends
+    what is pending at once: its uploads fail in transit, and two such failures make the
+    mount offline (on WebDAV nothing else asks the server while nobody uses the mount)."""
+    deadline = time.monotonic() + 60
+    while "offline since" not in world.mount_status():
+        if time.monotonic() > deadline:
+            raise BenchFailure("the mount does not say it is offline 60 s after the server stopped:\n" + world.mount_status())
+        world.sitefs("sync", str(world.mp), "--timeout", "1", timeout=30, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+        time.sleep(0.2)
+
+
+REPLAY_NEW = 'for ((i = 1; i <= $2; i++)); do printf "new file %d of the offline session\\n" "$i" >"$1/n$i.txt"; done'
+REPLAY_EDIT = 'for ((i = 1; i <= $2; i++)); do printf "edit %d of the offline session\\n" "$i" >"$1/e$i.txt"; done'
+
+
+def replay(world, rec):
+    """An offline session replayed. On a fresh mount that has listed a folder of existing
+    files, the server is stopped (connections refused); new files are created in the folder,
+    the mount goes offline, the existing files are overwritten; the session stays offline a
+    while (the uploads' retries back off), then the server starts again on the same port and
+    data. Timed: from the server serving again until `sitefs sync` returns (every journaled
+    change on the server). Baseline: the same requests made by curl in one process, one
+    connection: a create of each new file (POST; PUT) and a new version of each edited one
+    (PUT), in their own folders."""
+    s, t, server = world.s, world.s.op_timeout, world.server
+    n_new, n_edit = s.n_replay_new, s.n_replay_edit
+    times, baseline = Samples(), Samples()
+    existing = world.work / "replay-existing.txt"
+    existing.write_text("a file of the bench, to be edited offline\n")
+    new_body, edit_body = world.work / "replay-new.txt", world.work / "replay-edit.txt"
+    new_body.write_text("new file 1 of the offline session\n")
+    edit_body.write_text("edit 1 of the offline session\n")
+    edit_names = [f"e{i}.txt" for i in range(1, n_edit + 1)]
+    new_names = [f"n{i}.txt" for i in range(1, n_new + 1)]
+    what = f"{n_new} new files + {n_edit} edits"
+    method = "requests"
+    for run in range(1, s.runs + 1):
+        populate(world, f"replay-{run}", f"scratch/r{run}", edit_names, existing)
+        world.mount_cold()
+        mounted = world.site_dir / "scratch" / f"r{run}"
+        if sorted(os.listdir(mounted)) != sorted(edit_names):
+            raise BenchFailure(f"the mount lists {len(os.listdir(mounted))} files in r{run}, expected {n_edit}")
+        try:
+            server.pause()
+            log(f"  server stopped; offline: {what}")
+            timed(bash(REPLAY_NEW, mounted, n_new), t)
+            wait_offline(world)
+            timed(bash(REPLAY_EDIT, mounted, n_edit), t)
+            status = world.mount_status()
+            pending = re.search(r"^pending uploads: (\d+)", status, re.M)
+            if not pending or int(pending.group(1)) != n_new + n_edit:
+                raise BenchFailure(f"offline, {n_new + n_edit} saves should be pending; `sitefs status` says:\n{status}")
+            time.sleep(s.offline_hold)
+        finally:
+            if not server.running():
+                server.resume()
+        with world.operation(times):
+            sample(world, f"replay {what}: server back until sitefs sync returns", run, times.add(timed(
+                world.sync_command() + ["--timeout", str(t)], t + 30)))
+        held = server.names(f"scratch/r{run}") or []
+        if sorted(held) != sorted(edit_names + new_names):
+            raise BenchFailure(f"after sync the server has {len(held)} files in r{run}, expected {n_new + n_edit}")
+        for name, text in ((f"n{n_new}.txt", f"new file {n_new} of the offline session\n"),
+                           (f"e{n_edit}.txt", f"edit {n_edit} of the offline session\n")):
+            if server.read(f"scratch/r{run}/{name}") != text.encode():
+                raise BenchFailure(f"after sync the server's r{run}/{name} is not the offline session's")
+
+        populate(world, f"replay-curl-{run}", f"scratch/rc{run}", edit_names, existing)
+        edits = server.edit_requests(f"scratch/rc{run}", edit_body)
+        method, settings, urls, expected = server.create_requests(f"scratch/rn{run}", new_names, new_body)
+        many_requests(world, f"replay-{run}", settings, urls, expected, f"curl {n_new} {method} + {n_edit} PUTs", run,
+                      baseline, groups=[edits])
+    rec.compare(f"replay offline session ({what}): server back until sync", times,
+                f"curl: {n_new} {method} + {n_edit} PUTs, one process", baseline, ("info",), times.notes())
+
+
 def all_cases(s):
     """(option name, row label, function), in the order they run."""
     return [
@@ -358,4 +541,7 @@ def all_cases(s):
         ("sed", "sed -i", sed),
         ("rename", "rename", rename),
         ("edit", "open-edit-save", edit),
+        ("pin-small", f"pin {s.n_small} small files", pin_small),
+        ("pin-large", f"pin {s.big_mb} MiB file", pin_large),
+        ("replay", f"offline replay {s.n_replay_new} + {s.n_replay_edit}", replay),
     ]

@@ -110,6 +110,7 @@ class SitefsServer(Server):
         self.process = None
         self.token = None
         self.shm_dir = None
+        self.data = None
 
     @property
     def log_path(self):

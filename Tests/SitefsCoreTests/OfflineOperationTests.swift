@@ -1,0 +1,167 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SitefsStore
+import SitefsSync
+import SystemPackage
+import SitefsTestSupport
+import Testing
+
+/// The folder tree changed while the server is unreachable: shown at once, journaled,
+/// replayed in order when it is back, and what someone changed on the server meanwhile is
+/// never removed or overwritten.
+@Suite struct OfflineOperationTests {
+    /// A harness with a site holding `doc.txt`, made offline (two failed requests).
+    private func offlineHarness() throws -> (CoreHarness, ItemIdentifier, InodeNumber) {
+        let harness = try CoreHarness(writeBackDelay: .zero)
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("doc.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        _ = try harness.list(siteInode)
+        goOffline(harness)
+        return (harness, site, siteInode)
+    }
+
+    private func goOffline(_ harness: CoreHarness) {
+        harness.backend.fail(with: .unreachable("test: the network is down"))
+        harness.filesystem.pollChangeFeedOnce()
+        harness.filesystem.pollChangeFeedOnce()
+    }
+
+    /// The server answers again; everything queued reaches it.
+    private func comeBack(_ harness: CoreHarness) {
+        harness.backend.fail(with: nil)
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(20)), "replay did not finish")
+    }
+
+    private func mkdir(_ harness: CoreHarness, _ parent: InodeNumber, _ name: String) throws -> InodeNumber {
+        try harness.filesystem.makeDirectory(parent: parent, name: FileName(name), mode: 0o755, context: harness.context).attributes.inode
+    }
+
+    private func names(_ harness: CoreHarness, _ inode: InodeNumber) throws -> [String] {
+        try harness.list(inode).map(\.name.description).filter { $0 != "." && $0 != ".." }.sorted()
+    }
+
+    @Test func aFolderMadeAndFilledOfflineArrivesWhole() throws {
+        let (harness, site, siteInode) = try offlineHarness()
+        defer { harness.remove() }
+        let reports = try mkdir(harness, siteInode, "Reports")
+        let week = try mkdir(harness, reports, "Week 1")
+        try harness.createFile(week, "monday.txt", "poured slab")
+        try harness.createFile(reports, "index.txt", "see week 1")
+        // Renamed before it ever reached the server: made there under the new name.
+        try harness.rename(siteInode, "Reports", to: "Site reports")
+        #expect(try names(harness, siteInode) == ["Site reports", "doc.txt"])
+        #expect(try names(harness, reports) == ["Week 1", "index.txt"])
+        #expect(try harness.xattr(reports, "user.sitefs.state") == "pending")
+        #expect(harness.backend.calls("createFolder") == 0)
+
+        comeBack(harness)
+        let folder = try #require(harness.backend.node(named: "Site reports", in: site))
+        let inner = try #require(harness.backend.node(named: "Week 1", in: folder.identifier))
+        let monday = try #require(harness.backend.node(named: "monday.txt", in: inner.identifier))
+        let index = try #require(harness.backend.node(named: "index.txt", in: folder.identifier))
+        #expect(harness.backend.content(of: monday.identifier) == Array("poured slab".utf8))
+        #expect(harness.backend.content(of: index.identifier) == Array("see week 1".utf8))
+        #expect(harness.backend.node(named: "Reports", in: site) == nil)
+        // The inodes now stand for the server's folders, with the same content.
+        #expect(try harness.xattr(reports, "user.sitefs.id") == folder.identifier.id)
+        #expect(try names(harness, week) == ["monday.txt"])
+    }
+
+    @Test func deletesAndRenamesAreReplayedInTheOrderMade() throws {
+        let (harness, site, siteInode) = try offlineHarness()
+        defer { harness.remove() }
+        harness.backend.fail(with: nil)
+        harness.backend.add("draft.txt", in: site, kind: .file, content: Array("draft".utf8))
+        harness.backend.fail(with: .unreachable("test: down again"))
+        // The listing is stale offline; what was known still serves.
+        // `rm doc.txt; mv draft.txt doc.txt`: the name is free only once the delete is done.
+        #expect(throws: Errno.self) { try harness.rename(siteInode, "draft.txt", to: "doc.txt") }  // draft.txt is not known here yet
+        let original = try #require(harness.backend.node(named: "doc.txt", in: site))
+        try harness.unlink(siteInode, "doc.txt")
+        #expect(try names(harness, siteInode) == [])
+        let archive = try mkdir(harness, siteInode, "Archive")
+        _ = archive
+        #expect(try names(harness, siteInode) == ["Archive"])
+        comeBack(harness)
+        #expect(harness.backend.content(of: original.identifier) == nil, "deleted on the server")
+        #expect(harness.backend.node(named: "Archive", in: site)?.kind == .folder)
+    }
+
+    @Test func aFileChangedOnTheServerMeanwhileIsNotDeleted() throws {
+        let (harness, site, siteInode) = try offlineHarness()
+        defer { harness.remove() }
+        let document = try #require(harness.backend.node(named: "doc.txt", in: site))
+        try harness.unlink(siteInode, "doc.txt")
+        #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(siteInode, "doc.txt") }
+        harness.backend.editOnServer(document.identifier, content: Array("someone's edit".utf8))
+        comeBack(harness)
+        #expect(harness.backend.content(of: document.identifier) == Array("someone's edit".utf8), "kept on the server")
+        #expect(harness.filesystem.uploadStatus.notApplied.map(\.name) == ["doc.txt"])
+        // And shown again on the mount.
+        #expect(eventually { (try? self.names(harness, siteInode)) == ["doc.txt"] })
+    }
+
+    @Test func aFolderFilledOnTheServerMeanwhileIsNotRemoved() throws {
+        let harness = try CoreHarness(writeBackDelay: .zero)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let old = harness.backend.add("Old", in: site, kind: .folder)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let oldInode = try harness.lookup(siteInode, "Old").attributes.inode
+        #expect(try names(harness, oldInode) == [])
+        goOffline(harness)
+        try harness.filesystem.removeDirectory(parent: siteInode, name: FileName("Old"), context: harness.context)
+        #expect(try names(harness, siteInode) == [])
+        harness.backend.add("added there.txt", in: old, kind: .file, content: Array("mine".utf8))
+        comeBack(harness)
+        #expect(harness.backend.node(named: "added there.txt", in: old) != nil)
+        #expect(harness.backend.node(named: "Old", in: site) != nil)
+        #expect(harness.filesystem.uploadStatus.notApplied.first?.reason.contains("added") == true)
+    }
+
+    @Test func aFolderMadeOfflineJoinsOneOfTheSameNameMadeOnTheServerMeanwhile() throws {
+        let (harness, site, siteInode) = try offlineHarness()
+        defer { harness.remove() }
+        let photos = try mkdir(harness, siteInode, "Photos")
+        try harness.createFile(photos, "mine.jpg", "here")
+        let theirs = harness.backend.add("Photos", in: site, kind: .folder)
+        harness.backend.add("theirs.jpg", in: theirs, kind: .file, content: Array("there".utf8))
+        comeBack(harness)
+        let folders = try harness.backend.children(of: site, after: nil, limit: 100).items.filter { $0.kind == .folder }
+        #expect(folders.map(\.name) == ["Photos"], "one folder, not two")
+        #expect(harness.backend.node(named: "mine.jpg", in: theirs).map { harness.backend.content(of: $0.identifier) } == Array("here".utf8))
+        #expect(harness.backend.node(named: "theirs.jpg", in: theirs) != nil)
+    }
+
+    @Test func anOfflineSessionSurvivesARestartAndIsReplayedAfterIt() throws {
+        let backend: InMemoryBackend, directory: URL, site: ItemIdentifier
+        do {
+            let (first, siteIdentifier, siteInode) = try offlineHarness()
+            let plans = try mkdir(first, siteInode, "Plans")
+            try first.createFile(plans, "level 1.txt", "walls")
+            try first.unlink(siteInode, "doc.txt")
+            (backend, directory, site) = (first.backend, first.cacheDirectory, siteIdentifier)
+            // The daemon dies once its metadata cache is on disk (written in the background as
+            // it runs): its workers stop, nothing queued is sent or waited for.
+            first.filesystem.unmounting()
+        }
+        // A new one starts on the same cache, still offline.
+        let second = try CoreHarness(writeBackDelay: .zero, backend: backend, cacheDirectory: directory)
+        defer { second.remove() }
+        goOffline(second)
+        let siteAgain = try second.lookup(.root, "Harbour").attributes.inode
+        #expect(try names(second, siteAgain) == ["Plans"])
+        let plansAgain = try second.lookup(siteAgain, "Plans").attributes.inode
+        #expect(try names(second, plansAgain) == ["level 1.txt"])
+        #expect(try second.readAll(second.lookup(plansAgain, "level 1.txt").attributes.inode) == Array("walls".utf8))
+        #expect(backend.node(named: "Plans", in: site) == nil)
+        comeBack(second)
+        let folder = try #require(backend.node(named: "Plans", in: site))
+        let level = try #require(backend.node(named: "level 1.txt", in: folder.identifier))
+        #expect(backend.content(of: level.identifier) == Array("walls".utf8))
+        #expect(backend.node(named: "doc.txt", in: site) == nil)
+        #expect(try backend.children(of: site, after: nil, limit: 10).items.map(\.name) == ["Plans"])
+    }
+}

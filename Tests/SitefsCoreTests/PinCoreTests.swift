@@ -1,0 +1,159 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SitefsStore
+import SitefsSync
+import SystemPackage
+import SitefsTestSupport
+import Testing
+
+/// Pinned items are kept on this device: downloaded in the background, kept current, never
+/// cleaned up on release, restored at mount, served while the server is unreachable.
+@Suite struct PinCoreTests {
+    /// A mounted harness with a site holding `Plans/a.txt`, `Plans/b.txt` and `notes.txt`.
+    private func harness(cacheSizeLimit: Int64? = nil, reusing directory: URL? = nil, backend: InMemoryBackend? = nil) throws
+        -> (CoreHarness, InodeNumber, InodeNumber) {
+        let harness = try CoreHarness(writeBackDelay: .zero, backend: backend, cacheDirectory: directory,
+                                      cacheSizeLimit: cacheSizeLimit)
+        if backend == nil {
+            let site = harness.backend.addSite("Harbour")
+            let plans = harness.backend.add("Plans", in: site, kind: .folder)
+            harness.backend.add("a.txt", in: plans, kind: .file, content: Array("plan a".utf8))
+            harness.backend.add("b.txt", in: plans, kind: .file, content: Array("plan b".utf8))
+            harness.backend.add("notes.txt", in: site, kind: .file, content: Array("notes".utf8))
+        }
+        harness.mount()
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let plansInode = try harness.lookup(siteInode, "Plans").attributes.inode
+        return (harness, siteInode, plansInode)
+    }
+
+    private func control(_ harness: CoreHarness, _ inode: InodeNumber, _ name: String) throws -> PinAnswer {
+        try JSONDecoder().decode(PinAnswer.self, from: Data(harness.filesystem.getExtendedAttribute(inode, name: name,
+                                                                                                     context: harness.context)))
+    }
+
+    private func goOffline(_ harness: CoreHarness) {
+        harness.backend.fail(with: .unreachable("test: the network is down"))
+        harness.filesystem.pollChangeFeedOnce()
+        harness.filesystem.pollChangeFeedOnce()
+    }
+
+    private func settled(_ harness: CoreHarness, files: Int) -> Bool {
+        eventually {
+            let pins = harness.filesystem.mountStatus.pins
+            return pins?.settled == true && pins?.files == files && pins?.localFiles == files
+        }
+    }
+
+    @Test func aPinnedFolderIsDownloadedKeptAfterUseAndReadOffline() throws {
+        let (harness, siteInode, plansInode) = try harness()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        let answer = try control(harness, plansInode, "user.sitefs.control.pin")
+        #expect(answer.pinned && answer.path == "Harbour/Plans" && answer.error == nil)
+        #expect(settled(harness, files: 2))
+        #expect(harness.contentFiles.count == 2, "one local copy per pinned file")
+        let a = try harness.lookup(plansInode, "a.txt").attributes.inode
+        #expect(try harness.xattr(a, "user.sitefs.state") == "downloaded")
+        #expect(try harness.xattr(a, "user.sitefs.pinned") == "folder")
+        #expect(try harness.xattr(plansInode, "user.sitefs.pinned") == "1")
+        #expect(try harness.xattr(plansInode, "user.sitefs.state") == "downloaded")
+        let notes = try harness.lookup(siteInode, "notes.txt").attributes.inode
+        #expect(try harness.xattr(notes, "user.sitefs.state") == "online-only")
+        #expect(try harness.readAll(a) == Array("plan a".utf8))
+        #expect(harness.contentFiles.count == 2, "still there once closed")
+
+        goOffline(harness)
+        #expect(harness.filesystem.mountStatus.offlineSince != nil)
+        #expect(try harness.readAll(a) == Array("plan a".utf8))
+        let b = try harness.lookup(plansInode, "b.txt").attributes.inode
+        #expect(try harness.readAll(b) == Array("plan b".utf8))
+        let fetches = harness.backend.calls("fetchContent")
+        #expect(throws: Errno.networkUnreachable) { _ = try harness.readAll(notes) }
+        #expect(harness.backend.calls("fetchContent") == fetches, "offline: failed at once, not sent")
+    }
+
+    @Test func changesOnTheServerReachAPinnedFolderWithoutAnOpen() throws {
+        let (harness, _, plansInode) = try harness()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        _ = try control(harness, plansInode, "user.sitefs.control.pin")
+        #expect(settled(harness, files: 2))
+        let site = try #require(try harness.backend.sites(after: nil, limit: 10).items.first?.identifier)
+        let plans = try #require(harness.backend.node(named: "Plans", in: site))
+        let a = try #require(harness.backend.node(named: "a.txt", in: plans.identifier))
+        harness.backend.editOnServer(a.identifier, content: Array("plan a, revised".utf8))
+        harness.backend.add("c.txt", in: plans.identifier, kind: .file, content: Array("plan c".utf8))
+        harness.filesystem.pollChangeFeedOnce()  // what the poller does every few seconds
+        #expect(settled(harness, files: 3))
+        goOffline(harness)
+        #expect(try harness.readAll(harness.lookup(plansInode, "a.txt").attributes.inode) == Array("plan a, revised".utf8))
+        #expect(try harness.readAll(harness.lookup(plansInode, "c.txt").attributes.inode) == Array("plan c".utf8))
+    }
+
+    @Test func unpinningLetsTheCopiesGo() throws {
+        let (harness, siteInode, plansInode) = try harness()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        _ = try control(harness, plansInode, "user.sitefs.control.pin")
+        let notes = try harness.lookup(siteInode, "notes.txt").attributes.inode
+        try harness.filesystem.setExtendedAttribute(notes, name: "user.sitefs.pinned", value: Array("1".utf8), flags: 0,
+                                                    context: harness.context)
+        #expect(settled(harness, files: 3))
+        #expect(harness.contentFiles.count == 3)
+        let answer = try control(harness, plansInode, "user.sitefs.control.unpin")
+        #expect(!answer.pinned)
+        #expect(eventually { harness.contentFiles.count == 1 })
+        #expect(try harness.xattr(harness.lookup(plansInode, "a.txt").attributes.inode, "user.sitefs.state") == "online-only")
+        try harness.filesystem.removeExtendedAttribute(notes, name: "user.sitefs.pinned", context: harness.context)
+        #expect(eventually { harness.contentFiles.isEmpty })
+        #expect(throws: Errno.noData) { try harness.xattr(notes, "user.sitefs.pinned") }
+    }
+
+    @Test func pinnedCopiesSurviveARestartOnlyIfUnchangedOnDisk() throws {
+        let backend: InMemoryBackend, directory: URL
+        do {
+            let (first, _, plansInode) = try harness()
+            _ = try control(first, plansInode, "user.sitefs.control.pin")
+            #expect(settled(first, files: 2))
+            (backend, directory) = (first.backend, first.cacheDirectory)
+            first.filesystem.unmounting()
+        }
+        // b.txt's copy is damaged while nothing runs: it must not be served as the server's.
+        let content = directory.appendingPathComponent("content")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: content.path).map { content.appendingPathComponent($0).path }
+        let damaged = try #require(copies.first { (try? String(contentsOfFile: $0, encoding: .utf8)) == "plan b" })
+        try "plan X".write(toFile: damaged, atomically: false, encoding: .utf8)
+        let (second, _, plansInode) = try harness(reusing: directory, backend: backend)
+        defer { second.remove(); second.filesystem.unmounting() }
+        goOffline(second)
+        #expect(try second.readAll(second.lookup(plansInode, "a.txt").attributes.inode) == Array("plan a".utf8))
+        #expect(throws: Errno.networkUnreachable) { _ = try second.readAll(second.lookup(plansInode, "b.txt").attributes.inode) }
+        #expect(second.filesystem.mountStatus.pins?.pinned == ["Harbour/Plans"])
+    }
+
+    @Test func aPinPastTheCacheBudgetIsRefusedWithTheReason() throws {
+        let (harness, siteInode, plansInode) = try harness(cacheSizeLimit: 8)
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        let refused = try control(harness, plansInode, "user.sitefs.control.pin")  // 12 bytes
+        #expect(!refused.pinned && refused.error?.contains("cache budget") == true, "\(refused)")
+        #expect(throws: Errno.noSpace) {
+            try harness.filesystem.setExtendedAttribute(plansInode, name: "user.sitefs.pinned", value: Array("1".utf8), flags: 0,
+                                                        context: harness.context)
+        }
+        let notes = try harness.lookup(siteInode, "notes.txt").attributes.inode  // 5 bytes
+        #expect(try control(harness, notes, "user.sitefs.control.pin").pinned)
+        #expect(settled(harness, files: 1))
+    }
+
+    @Test func anEditOfAPinnedFileIsKeptAsTheNewVersionOnceUploaded() throws {
+        let (harness, _, plansInode) = try harness()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        _ = try control(harness, plansInode, "user.sitefs.control.pin")
+        #expect(settled(harness, files: 2))
+        let a = try harness.lookup(plansInode, "a.txt").attributes.inode
+        try harness.saveInPlace(a, "plan a, edited here")
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(eventually { (try? harness.xattr(a, "user.sitefs.state")) == "downloaded" })
+        goOffline(harness)
+        #expect(try harness.readAll(a) == Array("plan a, edited here".utf8))
+    }
+}
