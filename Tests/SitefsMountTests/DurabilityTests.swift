@@ -129,7 +129,7 @@ struct MountFaultTests {
         try #require(fixture.proxy).mode = .blackhole
         let started = Date()
         let read = try fixture.shell("cat Riverside/f.txt", timeout: 60)
-        #expect(read.status != 0 && read.err.contains("Input/output error"), "\(read)")
+        #expect(read.status != 0 && (read.err.contains("Input/output error") || read.err.contains("Network is unreachable")), "\(read)")
         #expect(Date().timeIntervalSince(started) < 30)
     }
 
@@ -152,8 +152,11 @@ struct MountFaultTests {
         #expect(offline.out == "written offline\nversion 2\n")
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.out.contains("pending uploads: 2"), "\(status.out)")
-        let mkdir = try fixture.shell("mkdir Riverside/cannot-queue")
-        #expect(mkdir.status != 0 && mkdir.err.contains("Input/output error"), "mkdir fails fast offline: \(mkdir.err)")
+        // Folders too: made here now, filled, and sent with the rest.
+        let mkdir = try fixture.shell("mkdir -p 'Riverside/made offline/inner' && echo inside > 'Riverside/made offline/inner/note.txt'")
+        #expect(mkdir.status == 0, "mkdir offline: \(mkdir.err)")
+        #expect(try fixture.shell("cat 'Riverside/made offline/inner/note.txt'").out == "inside\n")
+        #expect(try fixture.sitefs(["status", fixture.mountpoint.path]).out.contains("offline since"))
         #expect(try fixture.serverContent("Riverside/report.txt") == "version 1\n")
 
         proxy.mode = .pass  // back
@@ -163,6 +166,7 @@ struct MountFaultTests {
         #expect(try fixture.serverContent("Riverside/report.txt") == "version 2\n")
         #expect(try fixture.serverContent("Riverside/renamed.txt") == "written offline\n")
         let site = try #require(try fixture.serverItem("Riverside"))
-        #expect(try fixture.children(site.id).map(\.name).sorted() == ["renamed.txt", "report.txt"])
+        #expect(try fixture.children(site.id).map(\.name).sorted() == ["made offline", "renamed.txt", "report.txt"])
+        #expect(try fixture.serverContent("Riverside/made offline/inner/note.txt") == "inside\n")
     }
 }
