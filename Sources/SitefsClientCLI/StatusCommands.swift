@@ -24,6 +24,9 @@ struct Status: ParsableCommand {
         for failure in status.uploads.failed {
             print("  failed: \(TerminalText.escaped(failure.name)): \(TerminalText.escaped(failure.reason))")
         }
+        for kept in status.uploads.notApplied {
+            print("  not applied: \(TerminalText.escaped(kept.name)): \(TerminalText.escaped(kept.reason))")
+        }
         for conflict in status.uploads.conflicts {
             print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server; your edit is in \(TerminalText.escaped(conflict.savedAs))")
         }
