@@ -40,7 +40,7 @@ struct MountDaemon {
         let timeouts = HTTPClient.Timeouts(connect: .seconds(options.ioTimeout), lowSpeedLimit: 1,
                                            lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
         let backend = try makeBackend(timeouts: timeouts, logger: logger)
-        try probe(backend)
+        try probe(backend, logger: logger)
         let configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
             changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: getgid(),
@@ -96,8 +96,9 @@ struct MountDaemon {
     }
 
     /// Checks sign-in and reachability before mounting, so `sitefs mount` can say why not.
-    /// A busy or flaky server (5xx, 429, a reset) gets two more tries before that counts.
-    private func probe(_ backend: any DocumentBackend) throws {
+    /// A busy or flaky server (5xx, 429, a reset) gets two more tries before that counts. An
+    /// unreachable one is no reason not to mount a cache used before: that mount starts offline.
+    private func probe(_ backend: any DocumentBackend, logger: Logger) throws {
         var attempt = 0
         while true {
             do throws(ProviderError) {
@@ -113,6 +114,13 @@ struct MountDaemon {
                 case .notAuthenticated:
                     throw UserFacingError("the sign-in to \(server) has expired: run `sitefs login \(server) --user NAME`")
                 case .unreachable(let detail):
+                    // Mounted before on this cache: start offline with what it knows (pinned
+                    // files, listings, queued changes); the mount finds the server once it is back.
+                    if FileManager.default.fileExists(atPath: URL(fileURLWithPath: cacheDirectory)
+                        .appendingPathComponent("metadata.sqlite").path) {
+                        logger.warning("server \(server) is unreachable (\(detail)); mounting offline from the cache")
+                        return
+                    }
                     throw UserFacingError("server \(server) is unreachable: \(detail)")
                 default:
                     throw UserFacingError("server \(server) refused: \(error)")

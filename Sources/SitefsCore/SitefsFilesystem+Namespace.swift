@@ -32,9 +32,10 @@ extension SitefsFilesystem {
         do {
             item = try backend.createFolder(named: folderName, in: folder.identifier)
         } catch {
-            namespaceCallFailed(error, in: folder.identifier)
-            // Lost in transit: made later (should the server have made it, the replay joins it).
+            // Lost in transit: made later (should the server have made it, the replay joins
+            // it, and meanwhile the local folder hides the server's of the same name).
             if error.isUnreachable { return try makeDirectoryLater(named: folderName, in: folder) }
+            namespaceCallFailed(error, in: folder.identifier)
             throw handle(error, "mkdir \(folderName)")
         }
         cache.upsert(item)
@@ -134,9 +135,9 @@ extension SitefsFilesystem {
             }
         } catch {
             if case .server(let failure) = error {
-                namespaceCallFailed(failure, in: folder.identifier)
                 // Lost in transit: deleted later (a replay that finds it gone is done).
                 if failure.isUnreachable { return try deleteLater(item) }
+                namespaceCallFailed(failure, in: folder.identifier)
             }
             // Renames made before it could not be sent: the server is not taking changes now.
             if case .renamesPending = error, isOffline { return try deleteLater(item) }
@@ -323,8 +324,9 @@ extension SitefsFilesystem {
             }
         } catch {
             if case .server(let failure) = error {
-                namespaceCallFailed(failure, in: from.identifier, to.identifier)
+                // Lost in transit: renamed later (a replay of a rename that was applied changes nothing).
                 if failure.isUnreachable, target == nil { return try renameLater(current, to: to, named: targetName, replacing: nil) }
+                namespaceCallFailed(failure, in: from.identifier, to.identifier)
             }
             throw errorNumber(for: error, "rename \(source.name) to \(targetName)", dropping: current.identifier)
         }

@@ -90,6 +90,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         for identifier in sync.restored.moved {
             if let known = cache.item(identifier) { cache.upsert(sync.view(known)) }
         }
+        // And items deleted before it, their delete still queued, stay gone (the cache on disk
+        // may still list them: it is written in the background).
+        for identifier in sync.restored.removed { cache.remove(identifier) }
         sync.start { [weak self] event in self?.apply(event) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)

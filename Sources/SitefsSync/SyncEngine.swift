@@ -49,6 +49,8 @@ public final class SyncEngine: @unchecked Sendable {
         public var created: [ProviderItem]
         /// Server files renamed here whose rename was not sent yet (`view` shows them moved).
         public var moved: [ItemIdentifier]
+        /// Server items deleted here whose delete was not sent yet (hidden until it is).
+        public var removed: [ItemIdentifier] = []
     }
 
     /// Opens the journal at `journalPath` and resumes what an earlier run left; nothing is
@@ -92,6 +94,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     private static func restore(from uploader: Uploader, into namespace: LocalNamespace, userName: String) -> Restored {
         var created: [ProviderItem] = []
+        var removed: [ItemIdentifier] = []
         for job in uploader.pendingCreations {
             guard let parent = job.parent else { continue }
             let now = Timestamp.now()
@@ -112,6 +115,7 @@ public final class SyncEngine: @unchecked Sendable {
                 created.append(folder)
             case .deleteFile, .removeFolder:
                 namespace.hide(operation.identifier)
+                removed.append(operation.identifier)
             }
         }
         var moved: [ItemIdentifier] = []
@@ -119,7 +123,7 @@ public final class SyncEngine: @unchecked Sendable {
             namespace.setMoved(rename.identifier, to: (rename.parent, rename.name))
             moved.append(rename.identifier)
         }
-        return Restored(created: created, moved: moved)
+        return Restored(created: created, moved: moved, removed: removed)
     }
 
     // MARK: What the user sees

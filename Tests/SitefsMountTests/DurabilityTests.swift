@@ -169,4 +169,44 @@ struct MountFaultTests {
         #expect(try fixture.children(site.id).map(\.name).sorted() == ["made offline", "renamed.txt", "report.txt"])
         #expect(try fixture.serverContent("Riverside/made offline/inner/note.txt") == "inside\n")
     }
+
+    @Test func anOfflineSessionSurvivesKillAndARemountWhileStillOffline() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2", "--write-back-delay", "0.5"], throughFaultProxy: true)
+        defer { fixture.tearDown() }
+        let proxy = try #require(fixture.proxy)
+        try "keep me\n".write(toFile: fixture.path("Riverside/old.txt"), atomically: false, encoding: .utf8)
+        try "bye\n".write(toFile: fixture.path("Riverside/doomed.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        _ = try fixture.shell("ls -l Riverside")
+        // Mounted this morning: what it knew is on disk (a kill within a fraction of a second
+        // of a listing may lose that listing from the metadata cache, which costs a cold start).
+        let mountArguments = ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                              "--io-timeout", "2", "--poll-interval", "0.3", "--write-back-delay", "0.5", "--log-level", "debug"]
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.sitefs(mountArguments).status == 0)
+
+        proxy.mode = .refuse
+        let offline = try fixture.shell("""
+            mkdir -p 'Riverside/Week 48/photos' && echo 'slab poured' > 'Riverside/Week 48/diary.txt' &&             echo 'east wall' > 'Riverside/Week 48/photos/list.txt' && rm Riverside/doomed.txt &&             mv Riverside/old.txt 'Riverside/Week 48/old.txt'
+            """)
+        #expect(offline.status == 0, "\(offline.err)")
+        fixture.killDaemons()
+        #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
+        // Still offline: the mount starts from its cache and shows the session as it was left.
+        let mount = try fixture.sitefs(mountArguments)
+        #expect(mount.status == 0, "mounting offline: \(mount.err)")
+        let shown = try fixture.shell("cd Riverside && find . -type f | sort && cat 'Week 48/diary.txt'")
+        #expect(shown.out == "./Week 48/diary.txt\n./Week 48/old.txt\n./Week 48/photos/list.txt\nslab poured\n", "\(shown)")
+        #expect(try fixture.serverItem("Riverside/Week 48") == nil)
+        #expect(try fixture.serverItem("Riverside/doomed.txt") != nil)
+
+        proxy.mode = .pass
+        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "90"])
+        #expect(sync.status == 0, "\(sync.err)")
+        #expect(try fixture.serverContent("Riverside/Week 48/diary.txt") == "slab poured\n")
+        #expect(try fixture.serverContent("Riverside/Week 48/photos/list.txt") == "east wall\n")
+        #expect(try fixture.serverContent("Riverside/Week 48/old.txt") == "keep me\n")
+        #expect(try fixture.serverItem("Riverside/doomed.txt") == nil)
+        #expect(try fixture.serverItem("Riverside/old.txt") == nil)
+    }
 }
