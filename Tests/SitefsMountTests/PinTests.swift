@@ -272,11 +272,13 @@ struct PinTests {
         try remount(fixture, ["--io-timeout", "5"])
         try readsOfflineFromTheRestoredCopies("after a remount")
 
-        // kill -9 of the daemon, the dead mount taken down, and a mount again.
+        // kill -9 of the daemon, the dead mount taken down, and a mount again while the server
+        // is unreachable: it starts offline, from what the last mount left.
         fixture.killDaemons()
         #expect(eventually(timeout: .seconds(10)) { fixture.daemons.isEmpty })
         #expect(try fixture.sitefs(["unmount", fixture.mountpoint.path]).status == 0)
         #expect(!fixture.isMounted)
+        proxy.mode = .refuse
         try remount(fixture, ["--io-timeout", "5"])
         try readsOfflineFromTheRestoredCopies("after kill -9")
 
