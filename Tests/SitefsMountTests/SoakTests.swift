@@ -29,6 +29,11 @@ struct MountSoakTests {
         let proxy = try #require(fixture.proxy)
         let folder = "Riverside/soak"
         try FileManager.default.createDirectory(atPath: fixture.path(folder), withIntermediateDirectories: false)
+        // Kept on this device: at the end, every file must read offline as the model says.
+        let pin = try fixture.sitefs(["pin", fixture.path(folder)])
+        try #require(pin.status == 0, "pin: \(pin.err)")
+        // Operations left in the current offline period (the server refused at the proxy).
+        var offlineLeft = 0, offlinePeriods = 0
 
         var model: [String: String] = [:]  // name -> content the server must end with
         // Names touched by an operation that failed visibly: the journal may still complete a
@@ -47,8 +52,21 @@ struct MountSoakTests {
                                              .refuse, .resetAfter(bytes: 20)]
         for _ in 0..<operations {
             counter += 1
+            if offlineLeft > 0 {
+                offlineLeft -= 1
+                if offlineLeft == 0 {
+                    proxy.mode = .pass
+                    trace("back online")
+                }
+            }
             let roll = Int.random(in: 0..<100, using: &random)
-            if roll < 15 {
+            if roll < 4, offlineLeft == 0 {
+                // An offline period: the next few operations happen with the server unreachable.
+                offlineLeft = Int.random(in: 3...10, using: &random)
+                proxy.mode = .refuse
+                offlinePeriods += 1
+                trace("offline for \(offlineLeft) operations")
+            } else if roll < 15 {
                 let mode = faultModes.randomElement(using: &random)!, times = Int.random(in: 1...2, using: &random)
                 proxy.injectOnce(mode, times: times)
                 faults += 1
@@ -115,7 +133,7 @@ struct MountSoakTests {
             }
         }
         proxy.mode = .pass
-        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "120"])
+        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "120", "--pinned"])
         #expect(sync.status == 0, "\(sync.err)")
 
         let soak = try #require(try fixture.serverItem(folder))
@@ -147,7 +165,19 @@ struct MountSoakTests {
         if environment["SITEFS_SOAK_STRICT"] == "1" {
             #expect(strays.isEmpty, "files the model does not know: \(strays) (seed \(seed))")
         }
+        // The pinned folder, read with the server unreachable: every file local and as saved.
+        proxy.mode = .refuse
+        #expect(eventually(timeout: .seconds(20)) {
+            (try? fixture.sitefs(["status", fixture.mountpoint.path]).out.contains("offline since")) == true
+        })
+        var pinnedWrong: [String] = []
+        for (name, content) in model where !uncertain.contains(name) {
+            if (try? String(contentsOfFile: fixture.path("\(folder)/\(name)"), encoding: .utf8)) != content { pinnedWrong.append(name) }
+        }
+        proxy.mode = .pass
+        #expect(pinnedWrong.isEmpty, "pinned files not readable offline as saved: \(pinnedWrong.sorted()) (seed \(seed))")
         print("soak: seed \(seed), \(operations) operations, \(faults) faults injected (\(proxy.faultsInjected) hit), "
+              + "\(offlinePeriods) offline periods, pinned files wrong offline: \(pinnedWrong.count), "
               + "\(kills) daemon kills, \(failedOperations) operations failed visibly, \(model.count) files, "
               + "deleted files back: \(strays.count) \(strays.sorted()), listed again after delete: \(listedAgain.count), "
               + "bytes lost: \(bytesLost)")
