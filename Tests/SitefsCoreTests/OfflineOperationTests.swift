@@ -70,23 +70,25 @@ import Testing
     }
 
     @Test func deletesAndRenamesAreReplayedInTheOrderMade() throws {
-        let (harness, site, siteInode) = try offlineHarness()
+        let harness = try CoreHarness(writeBackDelay: .zero)
         defer { harness.remove() }
-        harness.backend.fail(with: nil)
-        harness.backend.add("draft.txt", in: site, kind: .file, content: Array("draft".utf8))
-        harness.backend.fail(with: .unreachable("test: down again"))
-        // The listing is stale offline; what was known still serves.
-        // `rm doc.txt; mv draft.txt doc.txt`: the name is free only once the delete is done.
-        #expect(throws: Errno.self) { try harness.rename(siteInode, "draft.txt", to: "doc.txt") }  // draft.txt is not known here yet
-        let original = try #require(harness.backend.node(named: "doc.txt", in: site))
+        let site = harness.backend.addSite("Harbour")
+        let original = harness.backend.add("doc.txt", in: site, kind: .file, content: Array("old".utf8))
+        let draft = harness.backend.add("draft.txt", in: site, kind: .file, content: Array("new".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        _ = try harness.list(siteInode)
+        goOffline(harness)
+        // `rm doc.txt; mv draft.txt doc.txt; mkdir Archive`: the name is free on the server
+        // only once the delete is done, so the rename must not overtake it.
         try harness.unlink(siteInode, "doc.txt")
-        #expect(try names(harness, siteInode) == [])
-        let archive = try mkdir(harness, siteInode, "Archive")
-        _ = archive
-        #expect(try names(harness, siteInode) == ["Archive"])
+        try harness.rename(siteInode, "draft.txt", to: "doc.txt")
+        _ = try mkdir(harness, siteInode, "Archive")
+        #expect(try names(harness, siteInode) == ["Archive", "doc.txt"])
         comeBack(harness)
-        #expect(harness.backend.content(of: original.identifier) == nil, "deleted on the server")
+        #expect(harness.backend.content(of: original) == nil, "deleted on the server")
+        #expect(harness.backend.node(named: "doc.txt", in: site)?.identifier == draft, "renamed after the delete, not beside it")
         #expect(harness.backend.node(named: "Archive", in: site)?.kind == .folder)
+        #expect(try harness.backend.children(of: site, after: nil, limit: 10).items.count == 2)
     }
 
     @Test func aFileChangedOnTheServerMeanwhileIsNotDeleted() throws {
@@ -163,5 +165,79 @@ import Testing
         #expect(backend.content(of: level.identifier) == Array("walls".utf8))
         #expect(backend.node(named: "doc.txt", in: site) == nil)
         #expect(try backend.children(of: site, after: nil, limit: 10).items.map(\.name) == ["Plans"])
+    }
+
+    // MARK: Replay meets what changed on the server meanwhile, one test per case
+
+    /// A mounted harness whose `doc.txt` is pinned (local), then offline.
+    private func offlineWithLocalDocument() throws -> (CoreHarness, ItemIdentifier, InodeNumber, InodeNumber) {
+        let harness = try CoreHarness(writeBackDelay: .zero)
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("doc.txt", in: site, kind: .file, content: Array("v1".utf8))
+        harness.mount()
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let doc = try harness.lookup(siteInode, "doc.txt").attributes.inode
+        _ = try harness.filesystem.getExtendedAttribute(doc, name: "user.sitefs.control.pin", context: harness.context)
+        #expect(eventually { (try? harness.xattr(doc, "user.sitefs.state")) == "downloaded" })
+        goOffline(harness)
+        return (harness, site, siteInode, doc)
+    }
+
+    @Test func editedThereAndHereBothAreKept() throws {
+        let (harness, site, _, doc) = try offlineWithLocalDocument()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        try harness.saveInPlace(doc, "edited here")
+        let original = try #require(harness.backend.node(named: "doc.txt", in: site))
+        harness.backend.editOnServer(original.identifier, content: Array("edited there".utf8))
+        comeBack(harness)
+        #expect(harness.backend.content(of: original.identifier) == Array("edited there".utf8), "theirs keeps the name")
+        let copies = try harness.backend.children(of: site, after: nil, limit: 10).items.filter { $0.name.contains("(conflict ") }
+        #expect(copies.count == 1)
+        #expect(copies.first.map { harness.backend.content(of: $0.identifier) } == Array("edited here".utf8))
+    }
+
+    @Test func deletedThereEditedHereIsCreatedAgain() throws {
+        let (harness, site, _, doc) = try offlineWithLocalDocument()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        try harness.saveInPlace(doc, "edited here")
+        let original = try #require(harness.backend.node(named: "doc.txt", in: site))
+        harness.backend.fail(with: nil)
+        try harness.backend.delete(original.identifier, baseVersion: nil)
+        harness.backend.fail(with: .unreachable("test: down again"))
+        comeBack(harness)
+        let again = try #require(harness.backend.node(named: "doc.txt", in: site))
+        #expect(harness.backend.content(of: again.identifier) == Array("edited here".utf8))
+    }
+
+    @Test func filesAddedHereGoIntoAFolderRenamedThere() throws {
+        let harness = try CoreHarness(writeBackDelay: .zero)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let plans = harness.backend.add("Plans", in: site, kind: .folder)
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let plansInode = try harness.lookup(siteInode, "Plans").attributes.inode
+        _ = try harness.list(plansInode)
+        goOffline(harness)
+        try harness.createFile(plansInode, "level 2.txt", "stairs")
+        let sub = try mkdir(harness, plansInode, "Details")
+        try harness.createFile(sub, "joint.txt", "bolted")
+        harness.backend.renameOnServer(plans, to: "Plans 2024")
+        comeBack(harness)
+        #expect(harness.backend.node(named: "Plans 2024", in: site)?.identifier == plans)
+        #expect(harness.backend.node(named: "level 2.txt", in: plans).map { harness.backend.content(of: $0.identifier) } == Array("stairs".utf8))
+        let details = try #require(harness.backend.node(named: "Details", in: plans))
+        #expect(harness.backend.node(named: "joint.txt", in: details.identifier) != nil)
+    }
+
+    @Test func aNameTakenThereGivesTheNewFileAConflictName() throws {
+        let (harness, site, siteInode) = try offlineHarness()
+        defer { harness.remove() }
+        try harness.createFile(siteInode, "report.txt", "mine")
+        harness.backend.add("report.txt", in: site, kind: .file, content: Array("theirs".utf8))
+        comeBack(harness)
+        let files = try harness.backend.children(of: site, after: nil, limit: 10).items.filter { $0.name.hasPrefix("report") }
+        #expect(files.count == 2)
+        #expect(harness.backend.node(named: "report.txt", in: site).map { harness.backend.content(of: $0.identifier) } == Array("theirs".utf8))
+        #expect(files.contains { $0.name.contains("(conflict ") && harness.backend.content(of: $0.identifier) == Array("mine".utf8) })
     }
 }
