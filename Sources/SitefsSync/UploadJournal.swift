@@ -13,13 +13,7 @@ final class UploadJournal: Sendable {
     private let queue: DatabaseQueue
 
     init(path: String) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        queue = try DatabaseQueue(path: path, configuration: configuration)
+        queue = try DurableDatabase.open(path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
