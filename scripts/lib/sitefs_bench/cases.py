@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 from . import procs
@@ -462,6 +463,37 @@ def wait_offline(world):
         time.sleep(0.2)
 
 
+class ReconnectionWatch:
+    """From when it starts, reads the mount's status attribute (what `sitefs status` reads,
+    answered by the daemon without a server request) every 20 ms until it no longer says
+    offline: `seconds` is then how long the mount took to find the server back, or None if
+    stopped first. Bounded by `stop` and by the operation timeout."""
+
+    def __init__(self, world):
+        self.world = world
+        self.seconds = None
+        self.started = time.perf_counter()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        deadline = self.started + self.world.s.op_timeout
+        while not self.done.is_set() and time.perf_counter() < deadline:
+            try:
+                status = json.loads(os.getxattr(self.world.mp, "user.sitefs.status"))
+            except (OSError, ValueError):
+                status = {"offline_since": "unknown"}
+            if not status.get("offline_since"):
+                self.seconds = time.perf_counter() - self.started
+                return
+            self.done.wait(0.02)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(timeout=10)
+
+
 REPLAY_NEW = 'for ((i = 1; i <= $2; i++)); do printf "new file %d of the offline session\\n" "$i" >"$1/n$i.txt"; done'
 REPLAY_EDIT = 'for ((i = 1; i <= $2; i++)); do printf "edit %d of the offline session\\n" "$i" >"$1/e$i.txt"; done'
 
@@ -474,10 +506,11 @@ def replay(world, rec):
     data. Timed: from the server serving again until `sitefs sync` returns (every journaled
     change on the server). Baseline: the same requests made by curl in one process, one
     connection: a create of each new file (POST; PUT) and a new version of each edited one
-    (PUT), in their own folders."""
+    (PUT), in their own folders. For context: how much of the replay the mount took to
+    notice the server back (ReconnectionWatch)."""
     s, t, server = world.s, world.s.op_timeout, world.server
     n_new, n_edit = s.n_replay_new, s.n_replay_edit
-    times, baseline = Samples(), Samples()
+    times, baseline, seen = Samples(), Samples(), Samples()
     existing = world.work / "replay-existing.txt"
     existing.write_text("a file of the bench, to be edited offline\n")
     new_body, edit_body = world.work / "replay-new.txt", world.work / "replay-edit.txt"
@@ -508,8 +541,16 @@ def replay(world, rec):
             if not server.running():
                 server.resume()
         with world.operation(times):
-            sample(world, f"replay {what}: server back until sitefs sync returns", run, times.add(timed(
-                world.sync_command() + ["--timeout", str(t)], t + 30)))
+            watch = ReconnectionWatch(world)
+            try:
+                sample(world, f"replay {what}: server back until sitefs sync returns", run, times.add(timed(
+                    world.sync_command() + ["--timeout", str(t)], t + 30)))
+            finally:
+                watch.stop()
+        if watch.seconds is None:
+            raise BenchFailure("sitefs sync returned while the mount's status still said offline")
+        log(f"  the mount saw the server back after {watch.seconds:.3f} s")
+        seen.add(watch.seconds)
         held = server.names(f"scratch/r{run}") or []
         if sorted(held) != sorted(edit_names + new_names):
             raise BenchFailure(f"after sync the server has {len(held)} files in r{run}, expected {n_new + n_edit}")
@@ -525,6 +566,8 @@ def replay(world, rec):
                       baseline, groups=[edits])
     rec.compare(f"replay offline session ({what}): server back until sync", times,
                 f"curl: {n_new} {method} + {n_edit} PUTs, one process", baseline, ("info",), times.notes())
+    rec.compare("  (context) of which: until the mount saw the server back", seen, "the replay above", times, ("info",),
+                "status read every 20 ms")
 
 
 def all_cases(s):
