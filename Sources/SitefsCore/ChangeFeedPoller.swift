@@ -18,6 +18,10 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// Consecutive rounds that ended badly (an error, a repeated cursor): the wait before the
     /// next one doubles with each, up to `longestBackoff`. Touched by the polling thread only.
     private var failedRounds = 0
+    /// Rounds in a row that found the mount offline (one probe each): they set the wait while
+    /// offline, and count for nothing once the server is back, so the feed does not then
+    /// sleep out a backoff earned while the network was down. Touched by the polling thread only.
+    private var offlineRounds = 0
     /// Batches one round takes at most; a feed with more goes on in the next round.
     static let batchesPerRound = 100
     static let longestBackoff: Duration = .seconds(30)
@@ -64,10 +68,11 @@ final class ChangeFeedPoller: @unchecked Sendable {
             // its own), so reconnecting needs nobody to act; still away, the round ends here.
             filesystem.backend.probe()
             guard filesystem.backend.monitor.offlineSince == nil else {
-                failedRounds += 1
+                offlineRounds += 1
                 return
             }
         }
+        offlineRounds = 0
         do {
             var batch: ChangeBatch
             var batches = 0
@@ -100,12 +105,15 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// The wait before the next round: the interval, doubled for each round in a row that
     /// ended badly, at most `longestBackoff` (or the interval, if that is longer).
     var nextWait: Duration {
+        if filesystem?.backend.monitor.offlineSince != nil {
+            // Offline, each round is one small probe: it keeps coming often enough that the
+            // mount finds the server back within seconds.
+            let doubled = interval * (1 << min(offlineRounds, 16))
+            return max(interval, min(doubled, Self.longestOfflineWait))
+        }
         guard failedRounds > 0 else { return interval }
         let doubled = interval * (1 << min(failedRounds, 16))
-        // Offline, each round is one small probe: it keeps coming often enough that the
-        // mount finds the server back within seconds.
-        let longest = filesystem?.backend.monitor.offlineSince == nil ? Self.longestBackoff : Self.longestOfflineWait
-        return max(interval, min(doubled, longest))
+        return max(interval, min(doubled, Self.longestBackoff))
     }
 
     /// Waits one interval; true when stopped. The first call returns at once.

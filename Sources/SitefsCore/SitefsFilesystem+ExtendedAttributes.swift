@@ -71,15 +71,18 @@ extension SitefsFilesystem {
                 try checkController(context)
             case Self.settledStatusAttribute:
                 try checkController(context)
+                askWhetherTheServerIsBack()
                 _ = sync.settle(timeout: Self.settledStatusWait)
             case Self.syncControl:
                 try checkController(context)
                 sync.expedite()
+                askWhetherTheServerIsBack()
             case Self.retryControl:
                 try checkController(context)
                 sync.retryFailed()
             case Self.pinsSettledAttribute:
                 try checkController(context)
+                askWhetherTheServerIsBack()
                 keeper.waitUntilSettled(timeout: Self.settledStatusWait)
             default:
                 throw .noData
@@ -161,6 +164,13 @@ extension SitefsFilesystem {
         }
         if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }
         throw .notSupported
+    }
+
+    /// `sitefs sync` waiting while offline: the server is asked now (at most once a second,
+    /// as the monitor lets through), so what waits goes the moment it answers rather than at
+    /// the change feed's next probe.
+    private func askWhetherTheServerIsBack() {
+        if isOffline { backend.probe() }
     }
 
     /// The daemon's status and controls are for the user who mounted (and root): with
