@@ -118,6 +118,7 @@ final class PinKeeper: @unchecked Sendable {
             publish { $0.problem = "the pinned folders cannot be listed now (\(error)); retried later" }
             return
         }
+        filesystem.releaseKeptCopies(except: Set(set.files.map(\.identifier)))
         let limit = filesystem.configuration.cacheSizeLimit
         var local = (files: 0, bytes: Int64(0))
         var budgetUsed: Int64 = 0

@@ -409,13 +409,14 @@ extension SitefsFilesystem {
 
     /// stopProvidingItem: with no handle open and the server holding the last save, the
     /// local copy goes away, unless it is pinned.
-    func cleanUpIfDone(_ copy: LocalCopy) {
+    /// `ignoringPins`: the caller knows no pin covers it any more (see `PinKeeper`).
+    func cleanUpIfDone(_ copy: LocalCopy, ignoringPins: Bool = false) {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
             guard copy.handles == 0, !copy.dirty, !copy.saving, sync.state(of: copy.identifier).isIdle, copies[copy.identifier] === copy,
                   !copy.identifier.isLocal || copy.unlinked,  // a file only here: the copy is its content
-                  copy.unlinked || pinCovering(copy.identifier) == nil  // kept on this device
+                  copy.unlinked || ignoringPins || isNotPinned(copy.identifier)  // kept on this device
             else { return }
             copies[copy.identifier] = nil
             copy.closeAndDelete(in: content)

@@ -23,15 +23,36 @@ extension SitefsFilesystem {
     /// it is not pinned. Asked of what the mount knows (cache and the engine's namespace),
     /// never of the server; leaves only, so it may be asked under a copy's lock.
     func pinCovering(_ identifier: ItemIdentifier) -> ItemIdentifier? {
+        if case .pinned(let pin) = pinning(of: identifier) { return pin }
+        return nil
+    }
+
+    /// Whether a pin covers an item, as far as the mount knows its folders.
+    enum Pinning {
+        case pinned(by: ItemIdentifier)
+        case notPinned
+        /// A folder on the way up is not known here now (its metadata was dropped): whether
+        /// a pin covers the item cannot be said, so its copy is kept until it can.
+        case unknown
+    }
+
+    /// True only when no pin covers the item for sure (its copy may go).
+    func isNotPinned(_ identifier: ItemIdentifier) -> Bool {
+        if case .notPinned = pinning(of: identifier) { return true }
+        return false
+    }
+
+    func pinning(of identifier: ItemIdentifier) -> Pinning {
         let pins = sync.pins
-        guard !pins.isEmpty else { return nil }
+        guard !pins.isEmpty else { return .notPinned }
         var current: ItemIdentifier? = identifier
         for _ in 0..<Self.maximumPinDepth {
-            guard let here = current else { return nil }
-            if pins.isPinned(here) { return here }
-            current = here.isLocal ? (sync.createdItem(here) ?? cache.item(here))?.parent : cache.item(here)?.parent
+            guard let here = current else { return .notPinned }  // reached a site
+            if pins.isPinned(here) { return .pinned(by: here) }
+            guard let item = here.isLocal ? sync.createdItem(here) ?? cache.item(here) : cache.item(here) else { return .unknown }
+            current = item.parent
         }
-        return nil
+        return .notPinned
     }
 
     /// `sitefs pin`: the item (a whole folder with what comes under it later) is kept on this
@@ -79,9 +100,19 @@ extension SitefsFilesystem {
     /// Local copies no pin covers any more, and nothing else holds, are cleaned up as on
     /// release; their records go.
     func releaseUnpinnedCopies() {
-        for (identifier, _) in sync.pins.allKept where pinCovering(identifier) == nil {
+        for (identifier, _) in sync.pins.allKept {
+            guard case .notPinned = pinning(of: identifier) else { continue }
             try? sync.pins.forgetKept(identifier)
             if let copy = copies.withLock({ $0[identifier] }) { cleanUpIfDone(copy) }
+        }
+    }
+
+    /// After a complete walk of the pins: kept copies of files no pin covers any more
+    /// (deleted on the server, moved out of a pinned folder) go, and their records.
+    func releaseKeptCopies(except pinned: Set<ItemIdentifier>) {
+        for (identifier, _) in sync.pins.allKept where !pinned.contains(identifier) {
+            try? sync.pins.forgetKept(identifier)
+            if let copy = copies.withLock({ $0[identifier] }) { cleanUpIfDone(copy, ignoringPins: true) }
         }
     }
 

@@ -24,6 +24,7 @@ struct MountSoakTests {
         let operations = environment["SITEFS_SOAK_OPS"].flatMap(Int.init) ?? 40
         let seed = environment["SITEFS_SOAK_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max / 2)
         var random = Generator(state: seed)
+        print("soak: seed \(seed), \(operations) operations (SITEFS_SOAK_SEED replays it)")
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "2"], throughFaultProxy: true)
         defer { fixture.tearDown() }
         let proxy = try #require(fixture.proxy)
@@ -133,7 +134,7 @@ struct MountSoakTests {
             }
         }
         proxy.mode = .pass
-        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "120", "--pinned"])
+        let sync = try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "120", "--pinned"], timeout: 150)
         #expect(sync.status == 0, "\(sync.err)")
 
         let soak = try #require(try fixture.serverItem(folder))
