@@ -27,7 +27,8 @@ import SystemPackage
 /// Debug builds check this order at run time (`LockOrder`).
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
-/// `conflictCopies`, `invalidator`, `savePause`.
+/// `conflictCopies`, `invalidator`, `savePause`, the engine's `PinRegistry` and the
+/// backend's `ConnectionMonitor`, and `PinKeeper`'s own (its pass runs with none held).
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// The server, through the mount's `ConnectionMonitor`: while it is unreachable, what
     /// needs it fails at once (ENETUNREACH) instead of after the I/O timeout.

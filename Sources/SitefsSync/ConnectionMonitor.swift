@@ -89,10 +89,12 @@ public final class ConnectionMonitor: Sendable {
     }
 
     /// What a request that was sent came to: a failure in transit starts (or continues)
-    /// being offline; any answer from the server ends it.
-    func finished(_ admission: Admission, failure: ProviderError?) {
+    /// being offline; any answer from the server ends it (a success only if `countsSuccess`:
+    /// the call may not have asked the server).
+    func finished(_ admission: Admission, failure: ProviderError?, countsSuccess: Bool = true) {
         let change: Change? = state.withLock { state in
             if case .probe = admission { state.probing = false }
+            if failure == nil && !countsSuccess { return nil }
             switch failure {
             case .unreachable?:
                 state.failuresInARow += 1

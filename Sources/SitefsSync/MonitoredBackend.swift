@@ -14,13 +14,15 @@ public struct MonitoredBackend: DocumentBackend {
         self.monitor = monitor
     }
 
-    /// Runs `call` if the monitor admits it, and tells the monitor how it went.
-    private func send<Value>(_ call: () throws(ProviderError) -> Value) throws(ProviderError) -> Value {
+    /// Runs `call` if the monitor admits it, and tells the monitor how it went. A call that
+    /// may answer without asking the server (`countsSuccess` false: a WebDAV change feed is
+    /// empty without a request) says nothing when it works.
+    private func send<Value>(countsSuccess: Bool = true, _ call: () throws(ProviderError) -> Value) throws(ProviderError) -> Value {
         let admission = monitor.admit()
         if case .refuse(let error) = admission { throw error }
         do {
             let value = try call()
-            monitor.finished(admission, failure: nil)
+            monitor.finished(admission, failure: nil, countsSuccess: countsSuccess)
             return value
         } catch {
             monitor.finished(admission, failure: error)
@@ -81,6 +83,6 @@ public struct MonitoredBackend: DocumentBackend {
     }
 
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
-        try send { () throws(ProviderError) in try base.changes(since: token) }
+        try send(countsSuccess: false) { () throws(ProviderError) in try base.changes(since: token) }
     }
 }
