@@ -479,6 +479,11 @@ extension SitefsFilesystem {
                 break
             }
         }
+        // The journal has let go of what this event settled (a rename applied, a new file
+        // made): the metadata cache on disk must show it now, not a batch later, or a daemon
+        // killed in between and mounted again offline shows the old state (the old name, no
+        // new file) and a save to the real name makes a second file (the soak caught it).
+        metadata.flush()
     }
 
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {

@@ -182,6 +182,7 @@ extension SitefsFilesystem {
         sync.deleted(identifier)
         cache.remove(identifier)
         if let copy { cleanUpIfDone(copy) }
+        metadata.flush()  // gone for a remount offline after a kill too (see `apply`)
     }
 
     /// Waits for the create of a new file that may be on the server already and returns the

@@ -173,7 +173,8 @@ public final class MetadataDatabase: Sendable {
         enqueue { db in try db.execute(sql: "INSERT OR REPLACE INTO state VALUES (?, ?)", arguments: [key, value]) }
     }
 
-    /// Writes what is queued now and waits until it is on disk (unmount, tests).
+    /// Writes what is queued now and waits until it is written: at unmount, and where the
+    /// journal has let go of what the cache must now remember (see `SitefsFilesystem.apply`).
     public func flush() {
         writes.sync { writePending() }
     }
