@@ -176,7 +176,11 @@ struct MountFaultTests {
         let proxy = try #require(fixture.proxy)
         try "keep me\n".write(toFile: fixture.path("Riverside/old.txt"), atomically: false, encoding: .utf8)
         try "bye\n".write(toFile: fixture.path("Riverside/doomed.txt"), atomically: false, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: fixture.path("Riverside/Empty"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: fixture.path("Riverside/Drafts"), withIntermediateDirectories: false)
+        try "draft\n".write(toFile: fixture.path("Riverside/Drafts/d.txt"), atomically: false, encoding: .utf8)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let drafts = try #require(try fixture.serverItem("Riverside/Drafts"))
         _ = try fixture.shell("ls -l Riverside")
         // Mounted this morning: what it knew is on disk (a kill within a fraction of a second
         // of a listing may lose that listing from the metadata cache, which costs a cold start).
@@ -187,7 +191,7 @@ struct MountFaultTests {
 
         proxy.mode = .refuse
         let offline = try fixture.shell("""
-            mkdir -p 'Riverside/Week 48/photos' && echo 'slab poured' > 'Riverside/Week 48/diary.txt' &&             echo 'east wall' > 'Riverside/Week 48/photos/list.txt' && rm Riverside/doomed.txt &&             mv Riverside/old.txt 'Riverside/Week 48/old.txt'
+            mkdir -p 'Riverside/Week 48/photos' && echo 'slab poured' > 'Riverside/Week 48/diary.txt' &&             echo 'east wall' > 'Riverside/Week 48/photos/list.txt' && rm Riverside/doomed.txt &&             mv Riverside/old.txt 'Riverside/Week 48/old.txt' && rmdir Riverside/Empty && mv Riverside/Drafts 'Riverside/Week 48/Drafts'
             """)
         #expect(offline.status == 0, "\(offline.err)")
         fixture.killDaemons()
@@ -196,7 +200,9 @@ struct MountFaultTests {
         let mount = try fixture.sitefs(mountArguments)
         #expect(mount.status == 0, "mounting offline: \(mount.err)")
         let shown = try fixture.shell("cd Riverside && find . -type f | sort && cat 'Week 48/diary.txt'")
-        #expect(shown.out == "./Week 48/diary.txt\n./Week 48/old.txt\n./Week 48/photos/list.txt\nslab poured\n", "\(shown)")
+        #expect(shown.out == "./Week 48/Drafts/d.txt\n./Week 48/diary.txt\n./Week 48/old.txt\n./Week 48/photos/list.txt\nslab poured\n",
+                "\(shown)")
+        #expect(try fixture.shell("ls Riverside").out == "Week 48\n")
         #expect(try fixture.serverItem("Riverside/Week 48") == nil)
         #expect(try fixture.serverItem("Riverside/doomed.txt") != nil)
 
@@ -208,5 +214,8 @@ struct MountFaultTests {
         #expect(try fixture.serverContent("Riverside/Week 48/old.txt") == "keep me\n")
         #expect(try fixture.serverItem("Riverside/doomed.txt") == nil)
         #expect(try fixture.serverItem("Riverside/old.txt") == nil)
+        #expect(try fixture.serverItem("Riverside/Empty") == nil)
+        #expect(try fixture.serverItem("Riverside/Week 48/Drafts")?.id == drafts.id, "moved, not copied")
+        #expect(try fixture.serverContent("Riverside/Week 48/Drafts/d.txt") == "draft\n")
     }
 }
