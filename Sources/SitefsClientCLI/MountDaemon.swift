@@ -69,6 +69,11 @@ struct MountDaemon {
         }
         logger.info("unmounted \(mountpoint)")
         let pending = filesystem.uploadStatus.pending
+        if filesystem.leavesUploadsQueued {
+            // `sitefs unmount` gave up waiting (or was told not to wait): nothing more is sent.
+            if pending > 0 { logger.notice("\(pending) pending uploads stay queued in \(cacheDirectory); the next mount sends them") }
+            return
+        }
         if pending > 0 {
             logger.notice("waiting for \(pending) pending uploads")
         }

@@ -71,6 +71,11 @@ enum MountStatusReader {
         }
     }
 
+    /// Tells the daemon not to wait for uploads once unmounted, and returns what it holds.
+    static func leaveQueued(_ mountpoint: String) throws(Failure) -> Status {
+        try read("user.sitefs.control.leave-queued", of: mountpoint, action: "tell the sitefs daemon of \(mountpoint) to stop sending")
+    }
+
     /// The status once the daemon's pin keeper has nothing left to do for now, or after a
     /// fraction of a second (`sitefs sync --pinned` waits with it).
     static func readPinsSettled(_ mountpoint: String) throws(Failure) -> Status {

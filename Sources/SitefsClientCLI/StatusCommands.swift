@@ -71,7 +71,9 @@ struct Sync: ParsableCommand {
         if pinned { try waitForPins(until: deadline) }
     }
 
-    private func waitForUploads(until deadline: Date) throws {
+    /// Until every save and rename reached the server; throws `UserFacingError` saying why
+    /// not (a failure, the timeout, or `stop` answering true: `sitefs unmount`'s second Ctrl-C).
+    func waitForUploads(until deadline: Date, stop: () -> Bool = { false }) throws {
         let onTerminal = isatty(STDOUT_FILENO) == 1
         defer { if onTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) } }
         var warnedAboutSignIn = false
@@ -81,7 +83,9 @@ struct Sync: ParsableCommand {
             let settled = settles ? try MountStatusReader.readSettled(mountpoint) : nil
             settles = settled != nil
             let status = try settled ?? MountStatusReader.read(mountpoint)
-            if onTerminal { FileHandle.standardOutput.write(Data(Self.progressLine(status.uploads).utf8)) }
+            if onTerminal {
+                FileHandle.standardOutput.write(Data(Self.progressLine(status.uploads, offlineSince: status.offlineSince).utf8))
+            }
             if status.uploads.signInRequired && !warnedAboutSignIn {
                 FileHandle.standardError.write(Data("\nuploads wait for a new sign-in: run `sitefs login`\n".utf8))
                 warnedAboutSignIn = true
@@ -92,7 +96,12 @@ struct Sync: ParsableCommand {
                 throw UserFacingError("uploads failed:\n  \(reasons)")
             }
             if status.uploads.pending == 0 { return }
-            if Date() > deadline { throw UserFacingError("\(status.uploads.pending) uploads still pending after \(Int(timeout)) s") }
+            if stop() { throw UserFacingError("interrupted with \(status.uploads.pending) uploads pending") }
+            if Date() > deadline {
+                var message = "\(status.uploads.pending) uploads still pending after \(Int(timeout)) s"
+                if let since = status.offlineSince { message += " (the server is unreachable since \(since))" }
+                throw UserFacingError(message)
+            }
             if !settles { usleep(10_000) }
         }
     }
@@ -118,7 +127,7 @@ struct Sync: ParsableCommand {
 
 extension Sync {
     /// `\r`-redrawn: a bar over the bytes of the uploads in flight, and what is pending.
-    static func progressLine(_ uploads: SyncStatus) -> String {
+    static func progressLine(_ uploads: SyncStatus, offlineSince: String? = nil) -> String {
         let progress = uploads.progress
         let sent = progress.reduce(Int64(0)) { $0 + $1.sent }, total = progress.reduce(Int64(0)) { $0 + $1.total }
         var line = "\r\u{1B}[K\(uploads.pending) pending"
@@ -129,6 +138,7 @@ extension Sync {
         }
         let names = uploads.uploading.prefix(3).map(TerminalText.escaped).joined(separator: ", ")
         if !names.isEmpty { line += ": " + names }
+        if let offlineSince { line += " (server unreachable since \(offlineSince))" }
         return line
     }
 
@@ -138,26 +148,5 @@ extension Sync {
         line += "\(ByteSize.format(pins.localBytes)) of \(ByteSize.format(pins.bytes))"
         if let downloading = pins.downloading { line += ": " + TerminalText.escaped(downloading) }
         return line
-    }
-}
-
-struct Unmount: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unmount, after pending uploads reached the server (unless --no-wait).")
-
-    @Argument(help: "The mount point.") var mountpoint: String
-    @Flag(name: .customLong("no-wait"), help: "Unmount at once; pending uploads resume on the next mount.") var noWait = false
-    @Option(help: "Seconds to wait for pending uploads.") var timeout: Double = 600
-
-    func run() throws {
-        if !noWait {
-            do {
-                try Sync.parse([mountpoint, "--timeout", String(timeout)]).run()
-            } catch let failure as MountStatusReader.Failure {
-                if case .notMounted = failure { throw UserFacingError(failure.description) }
-                // A dead daemon: nothing to wait for; unmount the stale mount below.
-            }
-        }
-        try Unmounting.unmount(mountpoint)
-        print("unmounted \(mountpoint)")
     }
 }

@@ -31,6 +31,10 @@ extension SitefsFilesystem {
     /// Reading it on the mount root sends what waits out the settle delay now, then answers
     /// the status (`sitefs sync`).
     static let syncControl = "user.sitefs.control.sync"
+    /// Reading it on the mount root tells the daemon not to wait for uploads once unmounted:
+    /// what is unsent stays in the journal for the next mount (`sitefs unmount` after giving
+    /// up, and `--no-wait`), so no daemon goes on sending from a cache nothing has mounted.
+    static let leaveQueuedControl = "user.sitefs.control.leave-queued"
     /// The same controls as set-attributes, as clients before the read-controls sent them
     /// (they work for root only).
     static let retryAttribute = "user.sitefs.retry"
@@ -52,7 +56,8 @@ extension SitefsFilesystem {
     static let userNamespace = "user."
 
     /// The read-only ones on the mount root.
-    static let rootAttributes = [statusAttribute, settledStatusAttribute, pinsSettledAttribute, syncControl, retryControl]
+    static let rootAttributes = [statusAttribute, settledStatusAttribute, pinsSettledAttribute, syncControl, retryControl,
+                                 leaveQueuedControl]
 
     /// Per item, in the order `listxattr` gives them.
     static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
@@ -80,6 +85,9 @@ extension SitefsFilesystem {
             case Self.retryControl:
                 try checkController(context)
                 sync.retryFailed()
+            case Self.leaveQueuedControl:
+                try checkController(context)
+                leavesUploadsQueued = true
             case Self.pinsSettledAttribute:
                 try checkController(context)
                 askWhetherTheServerIsBack()

@@ -101,6 +101,15 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }
     }
 
+    /// Set by `sitefs unmount` when it stops waiting: after the unmount the daemon exits
+    /// without waiting for uploads (the journal keeps them for the next mount).
+    public var leavesUploadsQueued: Bool {
+        get { leaveQueued.withLock { $0 } }
+        set { leaveQueued.withLock { $0 = newValue } }
+    }
+    /// Lock order: a leaf.
+    private let leaveQueued = Mutex(false)
+
     /// Upload state for `sitefs status` / `sitefs sync`.
     public var uploadStatus: SyncStatus { sync.status }
 
