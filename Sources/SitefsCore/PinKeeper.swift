@@ -150,7 +150,6 @@ final class PinKeeper: @unchecked Sendable {
                 status.localBytes = local.bytes
                 status.downloading = nil
             }
-            if filesystem.backend.monitor.offlineSince != nil { break }  // the rest would fail too; asked again once back
         }
         if overBudget > 0, let limit {
             filesystem.logger.warning("pins: \(overBudget) pinned files stay online-only: the cache budget of \(limit) bytes is used up")
@@ -179,6 +178,8 @@ final class PinKeeper: @unchecked Sendable {
             if inUse { return .current }  // being edited: its save will be the content
             if current, filesystem.recordKept(copy, as: item.version) { return .current }
         }
+        // Offline: counted as not local, without a try (asked again once the server is back).
+        if filesystem.isOffline { return .failed(.networkUnreachable) }
         // About to be replaced: the old record goes first, so a crash cannot leave it naming
         // the new bytes.
         try? filesystem.sync.pins.forgetKept(identifier)
