@@ -64,6 +64,29 @@ struct UnprivilegedUserTests {
         #expect(!fixture.isMounted)
     }
 
+    @Test func aUserPinsAFolderIncludingAReadOnlyOneAndItsCopiesArePrivate() throws {
+        let user = try Self.user()
+        let fixture = try MountFixture(as: user)
+        defer { fixture.tearDown() }
+        #expect(try fixture.shell("mkdir Riverside/Plans && echo 'level 1' > Riverside/Plans/l1.txt").status == 0)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        // `sitefs pin` asks by reading an attribute, so a read-only site (0555) pins too.
+        let pin = try fixture.sitefs(["pin", fixture.path("Riverside/Plans"), fixture.path("Archive")])
+        #expect(pin.status == 0, "sitefs pin as a user: \(pin.err)")
+        let synced = try fixture.sitefs(["sync", "--pinned", fixture.mountpoint.path, "--timeout", "60"])
+        #expect(synced.status == 0, "sitefs sync --pinned as a user: \(synced.err)")
+        #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/l1.txt").out == "downloaded")
+        // And setfattr where the user may write.
+        #expect(try fixture.shell("setfattr -x user.sitefs.pinned Riverside/Plans").status == 0)
+        for name in ["pins.sqlite", "content"] {
+            let path = fixture.cache.appendingPathComponent(name).path
+            #expect(owner(path) == user.uid, "\(name) is not the user's")
+            #expect(mode(path).map { $0 & 0o077 == 0 } == true, "\(name) is readable by others: \(String(describing: mode(path)))")
+        }
+        let unmount = try fixture.sitefs(["unmount", fixture.mountpoint.path, "--timeout", "10"])
+        #expect(unmount.status == 0, "\(unmount.err)")
+    }
+
     @Test func aUserMountsAWebDAVServerAndItsIdentitiesStayPrivate() throws {
         let user = try Self.user()
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-davuser-\(UUID().uuidString.prefix(8))")
