@@ -437,7 +437,6 @@ extension SitefsFilesystem {
                 if copy.baseVersion == base { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
-            if pinCovering(item.identifier) != nil { keeper.request() }  // the copy holds a server version again
         case .conflicted(_, let original, let conflictCopy):
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
@@ -479,6 +478,10 @@ extension SitefsFilesystem {
                 break
             }
         }
+        // A pinned file's save reached the server: its copy holds a server version again (to
+        // be recorded), or it has no copy (a save restored after a restart came from staging,
+        // which is gone now) and must be downloaded. The keeper's next pass does either.
+        if !event.savedCopyCandidates.isEmpty, !sync.pins.isEmpty { keeper.request() }
         // The journal has let go of what this event settled (a rename applied, a new file
         // made): the metadata cache on disk must show it now, not a batch later, or a daemon
         // killed in between and mounted again offline shows the old state (the old name, no

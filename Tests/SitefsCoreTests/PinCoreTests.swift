@@ -156,4 +156,25 @@ import Testing
         goOffline(harness)
         #expect(try harness.readAll(a) == Array("plan a, edited here".utf8))
     }
+
+    @Test func aFileSavedIntoAPinnedFolderBeforeARestartIsKeptOnceItsUploadIsDone() throws {
+        let backend: InMemoryBackend, directory: URL
+        do {
+            let (first, _, plansInode) = try harness()
+            _ = try control(first, plansInode, "user.sitefs.control.pin")
+            #expect(settled(first, files: 2))
+            goOffline(first)
+            try first.createFile(plansInode, "c.txt", "plan c")  // journaled; its copy goes with the process
+            (backend, directory) = (first.backend, first.cacheDirectory)
+            first.filesystem.unmounting()
+        }
+        backend.fail(with: nil)
+        let (second, _, plansInode) = try harness(reusing: directory, backend: backend)
+        defer { second.remove(); second.filesystem.unmounting() }
+        #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
+        // Sent from staging, which is gone now: the keeper must fetch it to keep it.
+        #expect(settled(second, files: 3))
+        goOffline(second)
+        #expect(try second.readAll(second.lookup(plansInode, "c.txt").attributes.inode) == Array("plan c".utf8))
+    }
 }
