@@ -122,6 +122,9 @@ import Testing
         let copies = try FileManager.default.contentsOfDirectory(atPath: content.path).map { content.appendingPathComponent($0).path }
         let damaged = try #require(copies.first { (try? String(contentsOfFile: $0, encoding: .utf8)) == "plan b" })
         try "plan X".write(toFile: damaged, atomically: false, encoding: .utf8)
+        // The server is gone before the new mount starts: nothing can be fetched again, so
+        // what reads is what was kept.
+        backend.fail(with: .unreachable("test: the network is down"))
         let (second, _, plansInode) = try harness(reusing: directory, backend: backend)
         defer { second.remove(); second.filesystem.unmounting() }
         goOffline(second)
@@ -159,15 +162,19 @@ import Testing
 
     @Test func aFileSavedIntoAPinnedFolderBeforeARestartIsKeptOnceItsUploadIsDone() throws {
         let backend: InMemoryBackend, directory: URL
+        weak var gone: SitefsFilesystem?
         do {
             let (first, _, plansInode) = try harness()
             _ = try control(first, plansInode, "user.sitefs.control.pin")
             #expect(settled(first, files: 2))
             goOffline(first)
             try first.createFile(plansInode, "c.txt", "plan c")  // journaled; its copy goes with the process
-            (backend, directory) = (first.backend, first.cacheDirectory)
+            (backend, directory, gone) = (first.backend, first.cacheDirectory, first.filesystem)
             first.filesystem.unmounting()
         }
+        // The first daemon is over (its workers stopped) before the server is back: only the
+        // second one sends the journaled save.
+        #expect(eventually { gone == nil })
         backend.fail(with: nil)
         let (second, _, plansInode) = try harness(reusing: directory, backend: backend)
         defer { second.remove(); second.filesystem.unmounting() }
