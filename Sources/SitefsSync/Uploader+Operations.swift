@@ -27,6 +27,7 @@ extension Uploader {
     public func dropMakeFolder(_ folder: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        waitWhileBeingSentLocked(folder)
         guard let index = operations.firstIndex(where: { $0.kind == .makeFolder && $0.identifier == folder }) else { return false }
         let operation = operations.remove(at: index)
         try? journal.finished(operation)
@@ -40,12 +41,26 @@ extension Uploader {
     public func retargetMakeFolder(_ folder: ItemIdentifier, name: String, parent: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        waitWhileBeingSentLocked(folder)
         guard let index = operations.firstIndex(where: { $0.kind == .makeFolder && $0.identifier == folder }) else { return false }
         operations[index].name = name
         operations[index].parent = parent
         journal.update(operations[index])
         return true
     }
+
+    /// Waits (bounded) while the mkdir of `folder` is being tried: offline, that try ends in
+    /// a moment with the mkdir put back in the queue, where it can still be changed; a mkdir
+    /// that reaches the server ends done. Call with `condition` locked.
+    private func waitWhileBeingSentLocked(_ folder: ItemIdentifier) {
+        let deadline = Date().addingTimeInterval(Self.longestWaitForAnOperation)
+        while operationInFlight?.identifier == folder {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+
+    /// How long a change of a folder made here waits for its mkdir being tried.
+    static let longestWaitForAnOperation: TimeInterval = 10
 
     /// Where the folder a save, rename or operation goes into stands. Call with `condition`
     /// locked.
