@@ -31,10 +31,7 @@ struct CredentialStore: Sendable {
     let file: URL
 
     static var standard: CredentialStore {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
-        return CredentialStore(file: base.appendingPathComponent("sitefs/credentials.json"))
+        CredentialStore(file: UserDirectories.configuration.appendingPathComponent("sitefs/credentials.json"))
     }
 
     func load() -> [String: Entry] {
