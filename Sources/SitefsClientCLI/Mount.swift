@@ -14,7 +14,7 @@ struct Mount: ParsableCommand {
 
     @Argument(help: "The server, as given to login.") var url: String
     @Argument(help: "An empty folder to mount on.") var mountpoint: String
-    @Flag(help: "Stay in the foreground (Ctrl-C unmounts).") var foreground = false
+    @Flag(help: "Stay in the foreground (Ctrl-C unmounts). Under systemd (Type=notify) it says when the mount is live.") var foreground = false
     @Option(name: .customLong("cache-dir"), help: "Metadata and content cache (default: $XDG_CACHE_HOME/sitefs/<mount id>).")
     var cacheDirectory: String?
     @Option(name: .customLong("page-size"), help: "Items per server page when listing folders.") var pageSize = 200
@@ -36,15 +36,32 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("cache-size"),
             help: "The most pinned content may take on disk, e.g. 500M or 20G (default: no limit); pinning past it is refused.")
     var cacheSize: CacheSize?
+    @Option(name: .customLong("stop-timeout"),
+            help: "Seconds pending uploads are waited for when the mount is stopped by a signal (systemd's stop); the rest stay queued for the next mount.")
+    var stopTimeout: Double = 30
     @Option(help: "What the server speaks (sitefs or webdav): must be what it was signed in as.") var backend: BackendKind?
     @OptionGroup var transport: TransportOptions
+    @Option(name: .short, help: ArgumentHelp(
+        "Options in mount(8)'s form: every flag above as key=value or key, underscores for dashes "
+            + "(-o cache_dir=/var/cache/x,page_size=100,read_only); ro, noexec, nosuid, nodev, noatime and sync go to the kernel mount; "
+            + "rw, user, noauto, _netdev, nofail and x-* are mount(8)'s and ignored.",
+        valueName: "options"))
+    var mountOptionList: [String] = []
+    /// What `-o` gave for the kernel mount itself (noexec, nosuid, ...), comma-separated.
+    @Option(name: .customLong("kernel-flags"), help: .hidden) var kernelFlags: String?
     @Flag(name: .customLong("daemon-child"), help: .hidden) var daemonChild = false
 
     func validate() throws {
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1...1000") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0 else {
+        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0, stopTimeout >= 0 else {
             throw ValidationError("intervals, timeouts and --uploads must be positive")
+        }
+        // `SitefsCommand.main` turns every -o into flags before parsing; one left here came
+        // some other way (an -o list after `--`, say).
+        guard mountOptionList.isEmpty else { throw ValidationError("-o must come before any --") }
+        for flag in kernelFlagList where !MountOptionList.kernelFlags.contains(flag) {
+            throw ValidationError("\(flag) is not a mount flag sitefs passes on")
         }
     }
 
@@ -85,10 +102,11 @@ struct Mount: ParsableCommand {
         var arguments = ["mount", server, mountpoint, "--daemon-child", "--cache-dir", cacheDirectory, "--log-file", log,
                          "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
                          "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
-                         "--write-back-delay", String(writeBackDelay)]
+                         "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout)]
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
+        if let kernelFlags { arguments += ["--kernel-flags", kernelFlags] }
         if let caFile { arguments += ["--ca-file", caFile] }
         process.arguments = arguments
         let ready = Pipe()
@@ -106,11 +124,12 @@ struct Mount: ParsableCommand {
         throw UserFacingError("the sitefs daemon did not start; see \(log)")
     }
 
+    /// `--kernel-flags` as a list.
+    var kernelFlagList: [String] { (kernelFlags ?? "").split(separator: ",").map(String.init) }
+
     static func defaultCacheDirectory(server: String, user: String, mountpoint: String) -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CACHE_HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache").path
         let id = Hex.encode(Array(SHA256.hash(Array("\(server)\n\(user)\n\(mountpoint)".utf8)).prefix(8)))
-        return URL(fileURLWithPath: base).appendingPathComponent("sitefs").appendingPathComponent(id).path
+        return UserDirectories.cache.appendingPathComponent("sitefs").appendingPathComponent(id).path
     }
 
     static func readLine(_ handle: FileHandle, timeout: TimeInterval) -> String? {

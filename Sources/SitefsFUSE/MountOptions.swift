@@ -21,13 +21,16 @@ public struct MountOptions: Sendable, Equatable {
     /// Leave off when several mounts share a process (libfuse keeps one session for its
     /// handlers) or when the process handles signals itself and calls `requestExit()`.
     public var handleSignals: Bool
+    /// Kernel mount flags to add (`noexec`, `nosuid`, `nodev`, `noatime`, `sync`, ...): what
+    /// mount(8) and fstab ask for. libfuse knows them; anything else is refused when mounting.
+    public var kernelFlags: [String]
     /// Ask for readdirplus on every directory read (names with attributes, so `ls -l` needs
     /// no lookup per entry). Off only to diagnose or test plain readdir.
     public var readDirectoryPlus: Bool
 
     public init(fsName: String = "sitefs", subtype: String = "sitefs", readOnly: Bool = false, allowOther: Bool = false,
                 maxThreads: Int = 16, maxIdleThreads: Int = 8, debug: Bool = false, handleSignals: Bool = false,
-                readDirectoryPlus: Bool = true) {
+                readDirectoryPlus: Bool = true, kernelFlags: [String] = []) {
         self.fsName = fsName
         self.subtype = subtype
         self.readOnly = readOnly
@@ -37,6 +40,7 @@ public struct MountOptions: Sendable, Equatable {
         self.debug = debug
         self.handleSignals = handleSignals
         self.readDirectoryPlus = readDirectoryPlus
+        self.kernelFlags = kernelFlags
     }
 
     /// The `-o` list for `fuse_session_new`.
@@ -53,6 +57,7 @@ public struct MountOptions: Sendable, Equatable {
         ]
         if readOnly { options.append("ro") }
         if allowOther { options.append("allow_other") }
+        options += kernelFlags.map(Self.escaped)
         return options.joined(separator: ",")
     }
 

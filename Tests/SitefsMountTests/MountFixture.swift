@@ -35,7 +35,9 @@ final class MountFixture: @unchecked Sendable {
     private var tornDown = false
 
     /// Sites: "Harbour Tower" and "Riverside" (read-write) and "Archive" (read-only) for anna.
-    init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false, as account: TestAccount? = nil) throws {
+    /// With `mounting` false, everything is ready (server, sign-in) but the test mounts itself.
+    init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false, as account: TestAccount? = nil,
+         mounting: Bool = true) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-mount-\(UUID().uuidString.prefix(8))")
         data = root.appendingPathComponent("server")
         self.account = account
@@ -79,6 +81,7 @@ final class MountFixture: @unchecked Sendable {
         }
         let login = try sitefs(["login", mountURL, "--user", "anna"], stdin: Self.password + "\n")
         guard login.status == 0 else { throw ProcessFailure("sitefs login: \(login.err)") }
+        guard mounting else { return }
         let cacheArguments = account == nil ? ["--cache-dir", cache.path] : []
         let mount = try sitefs(["mount", mountURL, mountpoint.path, "--page-size", String(pageSize),
                                 "--poll-interval", "0.3", "--log-level", "debug"] + cacheArguments + extraMountArguments)
