@@ -51,17 +51,21 @@ struct MountDaemon {
                                               uploadParallelism: options.uploadParallelism,
                                               userName: CredentialStore.standard.entry(for: server)?.user ?? "sitefs",
                                               logger: logger)
+        let serviceManager = ServiceManagerNotifier.shared
         filesystem.onMounted = { [daemonChild = options.daemonChild, logger, server, mountpoint] in
             logger.info("mounted \(server) at \(mountpoint)")
             if daemonChild { announce("mounted") }
+            // The kernel has the mount and its first request was answered: live.
+            serviceManager.ready(status: "Mounted \(server) at \(mountpoint)")
         }
         let session = FUSEMount(
             operations: filesystem, mountpoint: mountpoint,
             // SIGINT/SIGTERM/SIGHUP end the session cleanly (unmount), then pending uploads finish.
             options: MountOptions(fsName: "sitefs", subtype: "sitefs", readOnly: options.readOnly, allowOther: options.allowOther,
-                                  handleSignals: true))
+                                  handleSignals: true, kernelFlags: options.kernelFlagList))
+        let ending: FUSEMount.Ending
         do {
-            try session.run()
+            ending = try session.run()
         } catch {
             // fusermount3 (a user's mount) says why on stderr, which is the log file here.
             let reasons = options.logFile.map { Self.fusermountMessages(in: $0, from: logStart) } ?? []
@@ -69,18 +73,23 @@ struct MountDaemon {
         }
         logger.info("unmounted \(mountpoint)")
         let pending = filesystem.uploadStatus.pending
+        serviceManager.stopping(status: pending > 0 ? "Unmounted; sending \(pending) pending uploads" : "Unmounted")
         if filesystem.leavesUploadsQueued {
             // `sitefs unmount` gave up waiting (or was told not to wait): nothing more is sent.
             if pending > 0 { logger.notice("\(pending) pending uploads stay queued in \(cacheDirectory); the next mount sends them") }
             return
         }
+        // A signal stops the process (Ctrl-C, systemd's stop, which kills what outlasts its
+        // own timeout): a bounded wait. A plain unmount leaves the daemon time to finish.
+        let wait: Double = if case .signal = ending { options.stopTimeout } else { 600 }
         if pending > 0 {
-            logger.notice("waiting for \(pending) pending uploads")
+            logger.notice("waiting at most \(Int(wait)) s for \(pending) pending uploads")
         }
-        if filesystem.waitForUploads(timeout: .seconds(600)) {
+        if filesystem.waitForUploads(timeout: .milliseconds(Int64(wait * 1000))) {
             filesystem.recordCleanShutdown()
         } else {
-            logger.error("uploads still pending at exit; their content is kept in \(cacheDirectory)/staging")
+            let left = filesystem.uploadStatus.pending
+            logger.notice("\(left) pending uploads stay queued in \(cacheDirectory); the next mount sends them")
         }
     }
 

@@ -60,11 +60,21 @@ public final class FUSEMount: Sendable {
         }
     }
 
+    /// How a session that ran ended.
+    public enum Ending: Sendable, Equatable {
+        /// Unmounted (`umount`, `fusermount3 -u`), or `requestExit()`, or never started.
+        case unmounted
+        /// SIGINT, SIGTERM or SIGHUP, with `MountOptions.handleSignals`: the process is
+        /// being stopped (Ctrl-C, systemd's stop), not just its mount.
+        case signal(Int32)
+    }
+
     /// Mounts, serves requests on up to `options.maxThreads` threads, and returns once the
     /// filesystem is unmounted (`umount`, `fusermount3 -u`) or `requestExit()` was called;
     /// the kernel mount is gone when it returns. Call it once per `FUSEMount`.
-    public func run() throws(FUSEMountError) {
-        guard try claimStart() else { return }
+    @discardableResult
+    public func run() throws(FUSEMountError) -> Ending {
+        guard try claimStart() else { return .unmounted }
         defer { lifecycle.withLock { $0 = .finished } }
 
         let path = try MountpointValidation.canonicalPath(mountpoint)
@@ -88,6 +98,7 @@ public final class FUSEMount: Sendable {
         // Before the mount is reported as running, so a signal sent once `status` says
         // `.mounted` always finds the handlers in place.
         let signalsInstalled = options.handleSignals && fuse_set_signal_handlers(created) == 0
+        if signalsInstalled { Self.unblockStopSignals() }
         let exitRequested = lifecycle.withLock { state in
             guard case .starting(let exitRequested) = state else { preconditionFailure("FUSEMount state changed while starting") }
             state = .running(fuseSession, mountpoint: path)
@@ -123,6 +134,7 @@ public final class FUSEMount: Sendable {
         if loopResult < 0 {
             throw .sessionFailed(Errno(rawValue: -loopResult))
         }
+        return loopResult > 0 ? .signal(loopResult) : .unmounted
     }
 
     /// Makes `run()` unmount and return soon, from any thread, including a FUSE callback.
@@ -167,6 +179,17 @@ public final class FUSEMount: Sendable {
             guard case .running(let fuseSession, _) = state else { return nil }
             return fuse_session_exited(fuseSession.pointer) != 0
         }
+    }
+
+    /// A parent may start the process with these signals blocked (a test runner, a shell's
+    /// background job), and blocked in every thread they would stay pending and the mount
+    /// could not be stopped. libfuse's workers block them for themselves; this thread, which
+    /// waits in the loop, takes them.
+    private static func unblockStopSignals() {
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
     }
 
     /// idle -> starting; false if an exit was requested before `run()`.

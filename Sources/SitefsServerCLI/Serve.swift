@@ -65,6 +65,8 @@ struct Serve: AsyncParsableCommand {
         let app = try DocumentServer.application(storage: storage, configuration: configuration, logger: logger) { host, port in
             // The first line on stdout, exactly: scripts and tests wait for it.
             FileHandle.standardOutput.write(Data("listening on \(scheme)://\(host):\(port)\n".utf8))
+            // Under systemd's Type=notify: the unit is started once requests are accepted.
+            ServiceManagerNotifier.shared.ready(status: "Listening on \(scheme)://\(host):\(port)")
         }
         try await app.runService()
     }
