@@ -177,7 +177,9 @@ let package = Package(
         ),
         .testTarget(
             name: "SitefsMountTests",
-            dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI", "SitefsDemoContent"]
+            dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI", "SitefsDemoContent"],
+            // Programs the tests run beside sitefs (a desktop-notification listener), found by path.
+            exclude: ["Support"]
         ),
         .testTarget(
             name: "SitefsCoreTests",

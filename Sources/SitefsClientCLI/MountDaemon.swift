@@ -58,6 +58,9 @@ struct MountDaemon {
             // The kernel has the mount and its first request was answered: live.
             serviceManager.ready(status: "Mounted \(server) at \(mountpoint)")
         }
+        let user = CredentialStore.standard.entry(for: server)?.user ?? "NAME"
+        let notifier = DesktopNotifier(server: server, user: user, logger: logger)
+        filesystem.onNotice = { notice in notifier?.post(notice) }
         let session = FUSEMount(
             operations: filesystem, mountpoint: mountpoint,
             // SIGINT/SIGTERM/SIGHUP end the session cleanly (unmount), then pending uploads finish.

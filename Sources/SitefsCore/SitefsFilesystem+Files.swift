@@ -437,10 +437,11 @@ extension SitefsFilesystem {
                 if copy.baseVersion == base { copy.baseVersion = item.version }
                 copy.condition.unlock()
             }
-        case .conflicted(_, let original, let conflictCopy):
+        case .conflicted(let identifier, let original, let conflictCopy):
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
+            onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name))
         case .replaced(let former, let item):
             // The edit lives on under a server id: the open file and its inode follow it. The
             // new entry goes in before the old one goes, so a lookup meanwhile finds one.

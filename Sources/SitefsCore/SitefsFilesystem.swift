@@ -62,6 +62,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     private(set) var keeper: PinKeeper!
     /// Called once the kernel has initialised the mount (it is live from then on).
     public var onMounted: (@Sendable () -> Void)?
+    /// What the user should hear of without asking (a desktop notification): set before
+    /// mounting. Called on the thread that learned it, no lock held; it must not block long.
+    public var onNotice: (@Sendable (MountNotice) -> Void)?
     /// Tests only: runs in every save after the copy is marked `saving` and its lock
     /// released, before staging, so a test can hold a save there.
     let savePause = Mutex<(@Sendable () -> Void)?>(nil)
@@ -99,6 +102,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
         // Pinned files missed while offline are fetched once the server answers again.
         self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }
+        self.backend.monitor.whenSignInRequired { [weak self] in self?.onNotice?(.signInRequired) }
     }
 
     /// Set by `sitefs unmount` when it stops waiting: after the unmount the daemon exits

@@ -38,6 +38,11 @@ public final class ConnectionMonitor: Sendable {
     /// Called (on the thread whose request found the server back, no lock held) each time
     /// the mount comes back online: what waited for the server goes now. Lock order: a leaf.
     private let reconnectHandlers = Mutex<[@Sendable () -> Void]>([])
+    /// Whether the server refused the mount's sign-in last time it answered. Lock order: a leaf.
+    private let signIn = Mutex(false)
+    /// Called (no lock held) each time the server starts refusing the sign-in, once per
+    /// spell: the user has to `sitefs login` again. Lock order: a leaf.
+    private let signInHandlers = Mutex<[@Sendable () -> Void]>([])
     private let clock: MountClock
     private let logger: Logger
     /// How often a request is let through while offline.
@@ -58,6 +63,15 @@ public final class ConnectionMonitor: Sendable {
     public func whenReconnected(_ handler: @escaping @Sendable () -> Void) {
         reconnectHandlers.withLock { $0.append(handler) }
     }
+
+    /// Adds work to do whenever the server starts refusing the mount's sign-in (see
+    /// `signInHandlers`).
+    public func whenSignInRequired(_ handler: @escaping @Sendable () -> Void) {
+        signInHandlers.withLock { $0.append(handler) }
+    }
+
+    /// Whether the server refused the sign-in on its last answer.
+    public var signInRequired: Bool { signIn.withLock { $0 } }
 
     /// How many times the mount came back online: a waiter notes it, then asks whether it
     /// moved (`cameBack(since:)`).
@@ -92,6 +106,7 @@ public final class ConnectionMonitor: Sendable {
     /// being offline; any answer from the server ends it (a success only if `countsSuccess`:
     /// the call may not have asked the server).
     func finished(_ admission: Admission, failure: ProviderError?, countsSuccess: Bool = true) {
+        noteSignIn(failure: failure, countsSuccess: countsSuccess)
         let change: Change? = state.withLock { state in
             if case .probe = admission { state.probing = false }
             if failure == nil && !countsSuccess { return nil }
@@ -122,6 +137,24 @@ public final class ConnectionMonitor: Sendable {
         case nil:
             break
         }
+    }
+
+    /// A refused sign-in starts a spell that any accepted request ends; the handlers hear
+    /// of each spell's start once, however many requests meet it.
+    private func noteSignIn(failure: ProviderError?, countsSuccess: Bool) {
+        let refused: Bool
+        switch failure {
+        case .notAuthenticated?: refused = true
+        case nil where countsSuccess: refused = false
+        default: return  // says nothing about the sign-in
+        }
+        let started = signIn.withLock { required in
+            defer { required = refused }
+            return refused && !required
+        }
+        guard started else { return }
+        logger.error("the server no longer accepts this mount's sign-in: run `sitefs login` again; saves are kept and sent once it is done")
+        for handler in signInHandlers.withLock({ $0 }) { handler() }
     }
 
     private enum Change {

@@ -1,0 +1,11 @@
+/// Something a user of the mount should learn without running `sitefs status`: the daemon
+/// turns it into a desktop notification (the log has its own line either way).
+public enum MountNotice: Sendable, Equatable {
+    /// A save could not become the file's next version (the server's copy had changed
+    /// since it was opened): it was kept beside it as `copyName`. `path` is the file's
+    /// place in the mount ("Site/Folder/file").
+    case conflict(path: String, copyName: String)
+    /// The server no longer accepts the mount's sign-in: nothing more reaches it until
+    /// `sitefs login` (saves wait in the journal).
+    case signInRequired
+}

@@ -1,0 +1,127 @@
+import Foundation
+import SitefsTestSupport
+import Testing
+
+/// A conflict copy and a sign-in the server stopped accepting reach the desktop as
+/// freedesktop notifications on the session bus (and the log, always). The bus is a private
+/// `dbus-daemon --session`; the notification server on it is a small listener that records
+/// every Notify call (Support/notification_listener.py).
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct DesktopNotificationTests {
+    @Test func aConflictCopyAndAnExpiredSignInAreNotified() throws {
+        let fixture = try MountFixture(mounting: false)
+        defer { fixture.tearDown() }
+        let bus = try PrivateSessionBus(in: fixture.root)
+        defer { bus.stop() }
+        let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
+        let mount = try run(BuiltProducts.executable("sitefs"),
+                            ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                             "--poll-interval", "0.3", "--write-back-delay", "0.2"], environment: environment)
+        try #require(mount.status == 0, "\(mount.err)")
+
+        // A save the server's newer version turns into a conflict copy.
+        try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let item = try #require(try fixture.serverItem("Riverside/plan.txt"))
+        try editWhileOpen(fixture.path("Riverside/plan.txt"), to: "mine") {
+            _ = try fixture.api.call("PUT", "/v1/items/\(item.id)/content", extra: ["--data-binary", "theirs"])
+        }
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let conflict = bus.waitForNotification { ($0["summary"] as? String)?.contains("conflict copy") == true }
+        let body = try #require(conflict?["body"] as? String, "no conflict notification; recorded: \(bus.recorded)")
+        #expect(body.contains("Riverside/plan.txt"), "\(body)")
+        #expect(body.contains("plan (conflict "), "\(body)")
+        #expect(conflict?["app_name"] as? String == "sitefs")
+        #expect(fixture.daemonLog.contains("conflict: plan.txt"))
+
+        // The server forgets the mount's session: the next save needs a new sign-in.
+        let credentials = try JSONDecoder().decode([String: [String: String]].self, from: Data(contentsOf:
+            fixture.root.appendingPathComponent("config/sitefs/credentials.json")))
+        _ = try Curl(baseURL: fixture.server.baseURL, token: credentials[fixture.server.baseURL]?["token"]).call("DELETE", "/v1/session")
+        try "v2".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        let signIn = bus.waitForNotification { ($0["summary"] as? String)?.contains("sign in again") == true }
+        let signInBody = try #require(signIn?["body"] as? String, "no sign-in notification; recorded: \(bus.recorded)")
+        #expect(signInBody.contains("sitefs login \(fixture.server.baseURL) --user anna"), "\(signInBody)")
+        #expect(fixture.daemonLog.contains("no longer accepts this mount's sign-in"))
+        // Once per spell, however many requests meet the refusal.
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "2"]).status != 0)
+        #expect(bus.recorded.filter { ($0["summary"] as? String)?.contains("sign in again") == true }.count == 1)
+    }
+}
+
+/// `dbus-daemon --session` on a socket in a temp folder, with the notification listener
+/// owning org.freedesktop.Notifications on it. `stop()` ends both.
+final class PrivateSessionBus {
+    let address: String
+    private let daemon = Process()
+    private let listener = Process()
+    private let record: URL
+
+    init(in folder: URL) throws {
+        let directory = folder.appendingPathComponent("bus")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        record = directory.appendingPathComponent("notifications.jsonl")
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--session", "--nofork", "--print-address=1", "--address=unix:dir=\(directory.path)"]
+        let addressOut = Pipe()
+        daemon.standardOutput = addressOut
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        guard let address = Self.readLine(addressOut.fileHandleForReading, timeout: 10), address.hasPrefix("unix:") else {
+            daemon.terminate()
+            throw ProcessFailure("dbus-daemon did not print its address")
+        }
+        self.address = address
+
+        listener.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        listener.arguments = [URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Support/notification_listener.py").path, "--address", address, "--record", record.path]
+        let ready = Pipe()
+        listener.standardOutput = ready
+        try listener.run()
+        guard Self.readLine(ready.fileHandleForReading, timeout: 15) == "ready" else {
+            stop()
+            throw ProcessFailure("the notification listener did not start")
+        }
+    }
+
+    /// Every Notify call so far, oldest first.
+    var recorded: [[String: Any]] {
+        guard let text = try? String(contentsOf: record, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    /// The first recorded notification `matching`, waiting up to `timeout` for it.
+    func waitForNotification(timeout: Duration = .seconds(30), matching: ([String: Any]) -> Bool) -> [String: Any]? {
+        var found: [String: Any]?
+        _ = eventually(timeout: timeout, every: .milliseconds(100)) {
+            found = recorded.first(where: matching)
+            return found != nil
+        }
+        return found
+    }
+
+    func stop() {
+        for process in [listener, daemon] where process.isRunning {
+            process.terminate()
+            if !eventually(timeout: .seconds(10), { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    private static func readLine(_ handle: FileHandle, timeout: TimeInterval) -> String? {
+        var collected = [UInt8]()
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 200) >= 0 else { return nil }
+            guard descriptor.revents != 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: collected, as: UTF8.self) }
+            collected.append(byte)
+        }
+        return nil
+    }
+}
