@@ -41,7 +41,7 @@ struct Mount: ParsableCommand {
     var stopTimeout: Double = 30
     @Option(help: "What the server speaks (sitefs or webdav): must be what it was signed in as.") var backend: BackendKind?
     @OptionGroup var transport: TransportOptions
-    @Option(name: .short, help: ArgumentHelp(
+    @Option(name: .customShort("o"), help: ArgumentHelp(
         "Options in mount(8)'s form: every flag above as key=value or key, underscores for dashes "
             + "(-o cache_dir=/var/cache/x,page_size=100,read_only); ro, noexec, nosuid, nodev, noatime and sync go to the kernel mount; "
             + "rw, user, noauto, _netdev, nofail and x-* are mount(8)'s and ignored.",
