@@ -67,7 +67,7 @@ final class PrivateSessionBus {
         daemon.standardOutput = addressOut
         daemon.standardError = FileHandle.nullDevice
         try daemon.run()
-        guard let address = Self.readLine(addressOut.fileHandleForReading, timeout: 10), address.hasPrefix("unix:") else {
+        guard let address = ServerProcess.readLine(from: addressOut.fileHandleForReading, timeout: 10), address.hasPrefix("unix:") else {
             daemon.terminate()
             throw ProcessFailure("dbus-daemon did not print its address")
         }
@@ -79,7 +79,7 @@ final class PrivateSessionBus {
         let ready = Pipe()
         listener.standardOutput = ready
         try listener.run()
-        guard Self.readLine(ready.fileHandleForReading, timeout: 15) == "ready" else {
+        guard ServerProcess.readLine(from: ready.fileHandleForReading, timeout: 15) == "ready" else {
             stop()
             throw ProcessFailure("the notification listener did not start")
         }
@@ -108,20 +108,5 @@ final class PrivateSessionBus {
             process.terminate()
             if !eventually(timeout: .seconds(10), { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
         }
-    }
-
-    private static func readLine(_ handle: FileHandle, timeout: TimeInterval) -> String? {
-        var collected = [UInt8]()
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 200) >= 0 else { return nil }
-            guard descriptor.revents != 0 else { continue }
-            var byte: UInt8 = 0
-            guard read(handle.fileDescriptor, &byte, 1) == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: collected, as: UTF8.self) }
-            collected.append(byte)
-        }
-        return nil
     }
 }

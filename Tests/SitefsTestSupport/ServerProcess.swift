@@ -59,8 +59,9 @@ public final class ServerProcess: @unchecked Sendable {
         (try? String(contentsOf: file, encoding: .utf8)) ?? ""
     }
 
-    /// Reads one line with a deadline (a server that never starts must fail the test, not hang it).
-    private static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
+    /// The first line `handle` gives within `timeout`, without its newline: a deadline, so a
+    /// program that never starts fails the test instead of hanging it.
+    public static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
         var collected = Data()
         let deadline = Date().addingTimeInterval(timeout)
         let fd = handle.fileDescriptor
