@@ -25,6 +25,12 @@ struct Mount: ParsableCommand {
     var logFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Option(name: .customLong("poll-interval"), help: "Seconds between change-feed polls.") var pollInterval: Double = 3
+    /// Off by default for now: while a request is held, the mount learns that the server
+    /// went away only when that request ends, where polling finds out within two intervals
+    /// (and says "offline" at once); heartbeats during the hold would close that gap.
+    @Option(name: .customLong("change-wait"),
+            help: "Seconds sitefs-server may hold a change-feed request until something changes, e.g. 25: edits made elsewhere show within a moment (default 0: poll every --poll-interval).")
+    var changeWait: Double = 0
     @Option(name: .customLong("cache-ttl"), help: "Seconds listings and metadata are trusted between change-feed updates.")
     var cacheTTL: Double = 60
     @Option(name: .customLong("io-timeout"), help: "Seconds a stalled or unreachable server is waited for before EIO.")
@@ -54,7 +60,7 @@ struct Mount: ParsableCommand {
     func validate() throws {
         guard (1...1000).contains(pageSize) else { throw ValidationError("--page-size must be 1...1000") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0, stopTimeout >= 0 else {
+        guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0, stopTimeout >= 0, changeWait >= 0 else {
             throw ValidationError("intervals, timeouts and --uploads must be positive")
         }
         // `SitefsCommand.main` turns every -o into flags before parsing; one left here came
@@ -102,7 +108,7 @@ struct Mount: ParsableCommand {
         var arguments = ["mount", server, mountpoint, "--daemon-child", "--cache-dir", cacheDirectory, "--log-file", log,
                          "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
                          "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
-                         "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout)]
+                         "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout), "--change-wait", String(changeWait)]
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }

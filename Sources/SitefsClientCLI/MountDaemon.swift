@@ -45,7 +45,8 @@ struct MountDaemon {
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
             changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: getgid(),
             readOnly: options.readOnly, writeBackDelay: .milliseconds(Int64(options.writeBackDelay * 1000)),
-            namespaceWait: .milliseconds(Int64(options.ioTimeout * 1000)), cacheSizeLimit: options.cacheSize?.bytes)
+            namespaceWait: .milliseconds(Int64(options.ioTimeout * 1000)), cacheSizeLimit: options.cacheSize?.bytes,
+            changeWait: .milliseconds(Int64(min(options.changeWait, 3600) * 1000)))
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,

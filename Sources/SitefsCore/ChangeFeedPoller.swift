@@ -1,4 +1,5 @@
 import Foundation
+import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import SitefsSync
@@ -22,16 +23,35 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// offline, and count for nothing once the server is back, so the feed does not then
     /// sleep out a backoff earned while the network was down. Touched by the polling thread only.
     private var offlineRounds = 0
+    /// The last round's first request was held by the server until there was a change (or
+    /// for the whole wait): the next round may start at once, a request already waiting for
+    /// the next change. False after a server that answered an empty feed early (it does not
+    /// long-poll): then rounds come every interval. Touched by the polling thread only.
+    private var serverHeldLastRound = false
+    /// The least time between long-poll rounds, so a feed that changes all the time costs
+    /// at most a few requests a second.
+    static let longPollGap: Duration = .milliseconds(100)
     /// Batches one round takes at most; a feed with more goes on in the next round.
     static let batchesPerRound = 100
     static let longestBackoff: Duration = .seconds(30)
     static let longestOfflineWait: Duration = .seconds(5)
     private var thread: Thread?
 
-    init(filesystem: SitefsFilesystem, interval: Duration, clock: MountClock) {
+    /// How long the first request of a round may wait for a change (zero: no long-poll).
+    private let changeWait: Duration
+
+    init(filesystem: SitefsFilesystem, interval: Duration, changeWait: Duration, clock: MountClock) {
         self.filesystem = filesystem
         self.interval = interval
+        self.changeWait = changeWait
         self.clock = clock
+    }
+
+    /// Whether `stop()` was called: ends a long-poll in flight (within about a second).
+    private var isStopped: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopped
     }
 
     /// Key of the saved change-feed cursor in the metadata database.
@@ -73,6 +93,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
             }
         }
         offlineRounds = 0
+        serverHeldLastRound = false
+        let longPoll = token != nil && changeWait > .zero && filesystem.backend.waitsForChanges
         do {
             var batch: ChangeBatch
             var batches = 0
@@ -82,7 +104,15 @@ final class ChangeFeedPoller: @unchecked Sendable {
                 // undo that change when it is applied (see ServerRead).
                 let read = filesystem.cache.beginRead()
                 defer { filesystem.cache.endRead(read) }
-                batch = try filesystem.backend.changes(since: token)
+                if longPoll && batches == 0 {
+                    // Real time, not the mount's clock: this is how long the server held it.
+                    let sent = ContinuousClock.now
+                    batch = try filesystem.backend.changes(since: token, waitingUpTo: changeWait,
+                                                           cancellation: Cancellation { [weak self] in self?.isStopped ?? true })
+                    serverHeldLastRound = !batch.changes.isEmpty || ContinuousClock.now - sent >= changeWait * 0.8
+                } else {
+                    batch = try filesystem.backend.changes(since: token)
+                }
                 for reason in batch.refused { filesystem.logger.warning("change feed: a report is left out: \(reason)") }
                 if token != nil { apply(batch.changes, asOf: read, to: filesystem) }
                 if batch.hasMore, batch.next == token {
@@ -96,6 +126,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
                 batches += 1
             } while batch.hasMore && batches < Self.batchesPerRound
             failedRounds = 0
+            // The round that took the first cursor: the next one can wait at the server at once.
+            if !longPoll, changeWait > .zero, filesystem.backend.waitsForChanges { serverHeldLastRound = true }
         } catch {
             filesystem.logger.debug("change feed: \(error)")
             failedRounds += 1
@@ -105,6 +137,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
     /// The wait before the next round: the interval, doubled for each round in a row that
     /// ended badly, at most `longestBackoff` (or the interval, if that is longer).
     var nextWait: Duration {
+        if serverHeldLastRound { return Self.longPollGap }
         if filesystem?.backend.monitor.offlineSince != nil {
             // Offline, each round is one small probe: it keeps coming often enough that the
             // mount finds the server back within seconds.
@@ -140,7 +173,8 @@ final class ChangeFeedPoller: @unchecked Sendable {
         for change in changes {
             switch change {
             case .updated(let serverItem):
-                if !apply(serverItem, asOf: read, to: filesystem, invalidating: &invalidations) {
+                if !apply(serverItem, asOf: read, to: filesystem, invalidating: &invalidations),
+                   !Self.isAsCached(serverItem, in: filesystem) {
                     overtaken.append(serverItem.identifier)
                 }
             case .deleted(let identifier):
@@ -159,6 +193,15 @@ final class ChangeFeedPoller: @unchecked Sendable {
         for (inode, contentChanged) in invalidations.inodes {
             invalidator.invalidateInode(inode, offset: contentChanged ? 0 : -1, length: 0)
         }
+    }
+
+    /// Whether an overtaken report says exactly what the cache holds: most often this mount's
+    /// own save or rename, reported while a long-poll that began before it was held. Nothing
+    /// can have been missed then (someone else's later change has a feed entry of its own),
+    /// so the item is not asked for again.
+    private static func isAsCached(_ reported: ProviderItem, in filesystem: SitefsFilesystem) -> Bool {
+        guard let cached = filesystem.cache.item(reported.identifier) else { return false }
+        return cached.version == reported.version && cached.parent == reported.parent && ItemName.same(cached.name, reported.name)
     }
 
     /// Reports overtaken by a change made here are older than the cache, or describe the

@@ -10,6 +10,10 @@ public struct FilesystemConfiguration: Sendable {
     public var metadataMaxAge: Duration
     /// How often the change feed is polled.
     public var changePollInterval: Duration
+    /// Where the server can hold its answer until something changes (sitefs-server's
+    /// long-poll), how long one request may wait; zero polls every `changePollInterval`
+    /// instead (`--change-wait`).
+    public var changeWait: Duration
     /// Owner shown for every item (the user who mounted).
     public var uid: UInt32
     public var gid: UInt32
@@ -40,11 +44,13 @@ public struct FilesystemConfiguration: Sendable {
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
                 maximumReadAhead: Int = 16 << 20, uploadWaitForRename: Duration = .seconds(60),
                 writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10),
-                offlineProbeInterval: Duration = .seconds(1), cacheSizeLimit: Int64? = nil, clock: MountClock = .system) {
+                offlineProbeInterval: Duration = .seconds(1), cacheSizeLimit: Int64? = nil, changeWait: Duration = .zero,
+                clock: MountClock = .system) {
         self.pageSize = pageSize
         self.kernelCacheTimeout = kernelCacheTimeout
         self.metadataMaxAge = metadataMaxAge
         self.changePollInterval = changePollInterval
+        self.changeWait = changeWait
         self.uid = uid
         self.gid = gid
         self.readOnly = readOnly

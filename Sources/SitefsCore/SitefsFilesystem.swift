@@ -98,7 +98,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // may still list them: it is written in the background).
         for identifier in sync.restored.removed { cache.remove(identifier) }
         sync.start { [weak self] event in self?.apply(event) }
-        poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval, clock: configuration.clock)
+        poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval,
+                                  changeWait: configuration.changeWait, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
         // Pinned files missed while offline are fetched once the server answers again.
         self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }

@@ -32,6 +32,10 @@ public struct HTTPRequest: Sendable {
     /// with `HTTPClientError.cancelled` (a caller that gave up: a signal to a process
     /// waiting on a download). Called on the transfer's own thread.
     public var isCancelled: (@Sendable () -> Bool)?
+    /// How long the server may hold its answer on purpose (a long-poll: "answer when
+    /// something changes"): the low-speed and overall limits are extended by this much, so
+    /// a quiet wait is not taken for a stalled server.
+    public var expectedWait: Duration = .zero
 
     public init(
         method: HTTPMethod, path: String, headers: [(String, String)] = [], body: Body = .none,

@@ -69,8 +69,8 @@ struct Transfer {
 
         try handle.set(CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds)
         try handle.set(CURLOPT_LOW_SPEED_LIMIT, max(timeouts.lowSpeedLimit, 1))
-        try handle.set(CURLOPT_LOW_SPEED_TIME, timeouts.lowSpeedTime.curlSeconds)
-        let overall = request.appliesOverallTimeout ? timeouts.overall : nil
+        try handle.set(CURLOPT_LOW_SPEED_TIME, (timeouts.lowSpeedTime + request.expectedWait).curlSeconds)
+        let overall = request.appliesOverallTimeout ? timeouts.overall.map { $0 + request.expectedWait } : nil
         try handle.set(CURLOPT_TIMEOUT_MS, overall?.curlMilliseconds ?? 0)
 
         try handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(context.errorBuffer))

@@ -30,6 +30,11 @@ extension HTTPDocumentBackend {
         if case .file = body { headers.append(("Content-Type", "application/octet-stream")) }
         var request = HTTPRequest(method: method, path: path, headers: headers, body: body, appliesOverallTimeout: !large)
         if let progress { request.onBodyProgress = { progress.update(sent: $0) } }
+        return try decodedJSON(request)
+    }
+
+    /// Sends `request`; a success status decodes `T`, anything else becomes a `ProviderError`.
+    func decodedJSON<T: Decodable>(_ request: HTTPRequest) throws(ProviderError) -> T {
         let response = try send(request)
         guard response.isSuccess else { throw Self.error(for: response) }
         do {
@@ -39,7 +44,7 @@ extension HTTPDocumentBackend {
             }
             return try JSONDecoder().decode(T.self, from: Data(response.body))
         } catch {
-            throw .invalidResponse("malformed \(T.self) from \(method.rawValue) \(path.split(separator: "?")[0]): \(error)")
+            throw .invalidResponse("malformed \(T.self) from \(request.method.rawValue) \(request.path.split(separator: "?")[0]): \(error)")
         }
     }
 

@@ -121,7 +121,24 @@ public final class HTTPDocumentBackend: DocumentBackend {
     }
 
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
-        let page = try json(ChangePage.self, .get, "/v1/changes" + Self.query(["cursor": token?.rawValue]))
+        try changes(since: token, waitingUpTo: .zero, cancellation: .never)
+    }
+
+    /// sitefs-server answers `GET /v1/changes?wait=S` as soon as the caller has a change.
+    public var waitsForChanges: Bool { true }
+
+    /// Longest wait asked of the server (it refuses more than `ChangeFeedWait.maximumSeconds`).
+    public static let longestChangeWait = 25
+
+    public func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
+        -> ChangeBatch {
+        // Whole seconds, and only with a cursor: without one the server answers at once.
+        let seconds = token == nil ? 0 : min(max(Int(wait.components.seconds), 0), Self.longestChangeWait)
+        var request = HTTPRequest(method: .get, path: "/v1/changes" + Self.query(
+            ["cursor": token?.rawValue, "wait": seconds > 0 ? String(seconds) : nil]))
+        request.expectedWait = .seconds(seconds)
+        if cancellation.mayCancel { request.isCancelled = { cancellation.isCancelled } }
+        let page: ChangePage = try decodedJSON(request)
         var changes: [ChangeBatch.Change] = []
         var refused: [String] = []
         for change in page.changes {

@@ -31,6 +31,25 @@ public protocol DocumentBackend: Sendable {
 
     /// The change feed; nil starts from "now".
     func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch
+
+    /// Whether `changes(since:waitingUpTo:cancellation:)` can hold its answer until there is
+    /// a change (a long-poll), instead of answering at once.
+    var waitsForChanges: Bool { get }
+
+    /// The change feed, answered as soon as there is a change after `token`, else empty
+    /// once `wait` has passed (a backend that cannot wait answers at once). `cancellation`
+    /// ends the wait early (an unmount) with `ProviderError.cancelled`.
+    func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
+        -> ChangeBatch
+}
+
+extension DocumentBackend {
+    public var waitsForChanges: Bool { false }
+
+    public func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
+        -> ChangeBatch {
+        try changes(since: token)
+    }
 }
 
 public struct ItemChanges: Sendable, Equatable {

@@ -85,4 +85,13 @@ public struct MonitoredBackend: DocumentBackend {
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try send(countsSuccess: false) { () throws(ProviderError) in try base.changes(since: token) }
     }
+
+    public var waitsForChanges: Bool { base.waitsForChanges }
+
+    public func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
+        -> ChangeBatch {
+        try send(countsSuccess: false) { () throws(ProviderError) in
+            try base.changes(since: token, waitingUpTo: wait, cancellation: cancellation)
+        }
+    }
 }

@@ -38,6 +38,31 @@ import Testing
         }
     }
 
+    @Test func aLongPollIsAnsweredByTheNextChangeAndOtherwiseAtItsEnd() async throws {
+        let env = try TestEnvironment()
+        try await NamespaceTests.withSite(env) { api, site in
+            let start = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+            let commits = env.storage.documents.metadata.commits
+            // Held for up to 30 s: only a change made meanwhile can answer it with something.
+            let poll = Task { try await api.send(.get, "/v1/changes?cursor=\(start)&wait=30").expect(.ok).decode(ChangePage.self) }
+            let began = ContinuousClock.now
+            while commits.waiting == 0, ContinuousClock.now - began < .seconds(10) { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(commits.waiting == 1, "the long-poll never began to wait")
+            let file = try await api.createFile("while-waiting.txt", in: site.id, text: "x")
+            let page = try await poll.value
+            #expect(page.changes == [.item(file)])
+            #expect(commits.waiting == 0)
+
+            // Nothing changes: an empty page with the same position, once the wait is over.
+            let quiet = try await api.send(.get, "/v1/changes?cursor=\(page.nextCursor)&wait=1").expect(.ok).decode(ChangePage.self)
+            #expect(quiet.changes.isEmpty && !quiet.hasMore)
+            let after = try await api.send(.get, "/v1/changes?cursor=\(quiet.nextCursor)").expect(.ok).decode(ChangePage.self)
+            #expect(after.changes.isEmpty)
+            try await api.send(.get, "/v1/changes?cursor=\(start)&wait=31").expect(.badRequest)
+            try await api.send(.get, "/v1/changes?cursor=\(start)&wait=-1").expect(.badRequest)
+        }
+    }
+
     @Test func recursiveDeleteReportsEveryItem() async throws {
         try await NamespaceTests.withSite { api, site in
             let top = try await api.createFolder("Top", in: site.id)

@@ -78,7 +78,9 @@ struct ItemRoutes {
 
     func changes(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        let page = try await documents.changes(since: try query.string("cursor"), for: try context.requireCaller())
+        let wait = try query.integer("wait", in: 0...DocumentStore.longestChangeWait, default: 0)
+        let page = try await documents.changes(since: try query.string("cursor"), for: try context.requireCaller(),
+                                               waitingUpTo: .seconds(wait))
         return JSONBody.response(page)
     }
 

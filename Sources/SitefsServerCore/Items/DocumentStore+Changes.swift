@@ -4,18 +4,35 @@ import SitefsAPI
 extension DocumentStore {
     /// Most feed entries one call returns; `has_more` says when to ask again at once.
     static let changeBatch = 1000
+    /// Longest long-poll (`wait`) a caller may ask for, in seconds.
+    public static let longestChangeWait = 30
 
     /// What changed in the caller's sites since `cursor`: each item once, as it is now, or
     /// as deleted. Without a cursor: no changes and the cursor of "now", the starting point
     /// for a client that has just listed everything.
-    public func changes(since cursor: String?, for caller: Caller) async throws -> ChangePage {
+    ///
+    /// With `wait`, an empty answer is held until a write of this process commits a change
+    /// the caller may see, or `wait` has passed (a long-poll). Each commit wakes the waiters,
+    /// who look again; one whose sites did not change goes back to waiting.
+    public func changes(since cursor: String?, for caller: Caller, waitingUpTo wait: Duration = .zero) async throws -> ChangePage {
         guard let userID = caller.userID else { throw APIError.forbidden("the change feed is per user") }
         guard let cursor else {
             let latest = try await metadata.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM changes") ?? 0 }
             return ChangePage(changes: [], nextCursor: cursors.encode(.changes, latest, for: caller), hasMore: false)
         }
         let after = try cursors.decode(.changes, cursor, for: caller)
-        return try await metadata.read { db in
+        let deadline = ContinuousClock.now + wait
+        while true {
+            // Noted before looking: a commit after this wakes the wait below at once.
+            let seen = metadata.commits.count
+            let page = try await changes(after: after, userID: userID, caller: caller)
+            guard page.changes.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled else { return page }
+            await metadata.commits.wait(after: seen, until: deadline)
+        }
+    }
+
+    private func changes(after: Int64, userID: Int64, caller: Caller) async throws -> ChangePage {
+        try await metadata.read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """

@@ -9,6 +9,8 @@ import GRDB
 /// database is waited for rather than failed.
 struct MetadataStore: Sendable {
     let pool: DatabasePool
+    /// Rung after every write transaction commits (change-feed long-polls wait on it).
+    let commits = CommitSignal()
 
     init(path: String) throws {
         var configuration = Configuration()
@@ -25,6 +27,8 @@ struct MetadataStore: Sendable {
     }
 
     func write<T: Sendable>(_ body: @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.write(body)
+        let result = try await pool.write(body)
+        commits.committed()
+        return result
     }
 }

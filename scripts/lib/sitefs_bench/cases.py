@@ -570,6 +570,39 @@ def replay(world, rec):
                 "status read every 20 ms")
 
 
+def remote_change(world, rec):
+    """An edit made elsewhere (a folder with a file, created through the server by curl),
+    timed from the server's answer until the mount lists the folder: with the change feed
+    held at the server until something changes (sitefs-server's long-poll, `--change-wait
+    25`), vs a mount that polls it every --poll-interval (`--change-wait 0`, the default). A
+    WebDAV server has no long-poll: both are polling there."""
+    t = world.s.op_timeout
+    held, polled = Samples(), Samples()
+    body = world.work / "remote-change.txt"
+    body.write_text("made on another machine\n")
+    scratch = world.site_dir / "scratch"
+    saved = world.s.mount_args
+    for label, extra, samples in (("held", ["--change-wait", "25"], held), ("polled", ["--change-wait", "0"], polled)):
+        world.s.mount_args = list(saved) + extra
+        try:
+            world.mount_cold()
+        finally:
+            world.s.mount_args = saved
+        os.listdir(scratch)  # listed, so what the mount knows of it is current
+        for run in range(1, world.s.runs + 1):
+            folder = f"elsewhere-{label}-{run}"
+            populate(world, f"remote-{label}-{run}", f"scratch/{folder}", ["note.txt"], body)
+            start = time.monotonic()
+            while folder not in os.listdir(scratch):
+                if time.monotonic() - start > t:
+                    raise BenchFailure(f"scratch/{folder}, made on the server, did not show on the mount within {t} s")
+                time.sleep(0.005)
+            sample(world, f"remote change until listed ({label})", run, samples.add(time.monotonic() - start))
+    world.mount_cold()  # the next cases get the usual mount
+    rec.compare("remote change until the mount lists it (long-poll)", held, "polled (--change-wait 0)", polled, ("info",),
+                "listing read every 5 ms")
+
+
 def all_cases(s):
     """(option name, row label, function), in the order they run."""
     return [
@@ -587,4 +620,5 @@ def all_cases(s):
         ("pin-small", f"pin {s.n_small} small files", pin_small),
         ("pin-large", f"pin {s.big_mb} MiB file", pin_large),
         ("replay", f"offline replay {s.n_replay_new} + {s.n_replay_edit}", replay),
+        ("remote-change", "remote change until listed", remote_change),
     ]

@@ -22,7 +22,7 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay
+                           pin-large replay remote-change
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then
                            apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV)
   SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split

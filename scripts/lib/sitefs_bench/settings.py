@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay"]
+             "pin-small", "pin-large", "replay", "remote-change"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
 # protocol to the same server.
