@@ -571,16 +571,15 @@ def replay(world, rec):
 
 
 def remote_change(world, rec):
-    """An edit made elsewhere (a folder with a file, created through the server by curl),
-    timed from the server's answer until the mount lists the folder: with the change feed
+    """An edit made elsewhere (a folder created through sitefs-server's API), timed from the
+    server's answer until the mount lists the folder: with the change feed
     held at the server until something changes (sitefs-server's long-poll, `--change-wait
     25`), vs a mount that polls it every --poll-interval (`--change-wait 0`, the default). A
     WebDAV server has no long-poll: both are polling there."""
     t = world.s.op_timeout
     held, polled = Samples(), Samples()
-    body = world.work / "remote-change.txt"
-    body.write_text("made on another machine\n")
     scratch = world.site_dir / "scratch"
+    scratch_id = world.server.id_of("scratch")
     saved = world.s.mount_args
     for label, extra, samples in (("held", ["--change-wait", "25"], held), ("polled", ["--change-wait", "0"], polled)):
         world.s.mount_args = list(saved) + extra
@@ -591,7 +590,7 @@ def remote_change(world, rec):
         os.listdir(scratch)  # listed, so what the mount knows of it is current
         for run in range(1, world.s.runs + 1):
             folder = f"elsewhere-{label}-{run}"
-            populate(world, f"remote-{label}-{run}", f"scratch/{folder}", ["note.txt"], body)
+            world.server.request("POST", f"/v1/items/{scratch_id}/children", {"name": folder, "kind": "folder"})
             start = time.monotonic()
             while folder not in os.listdir(scratch):
                 if time.monotonic() - start > t:

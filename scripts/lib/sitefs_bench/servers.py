@@ -365,7 +365,8 @@ class ApacheServer(Server):
     above them are made searchable (0711). The bench, being root, still reads everything."""
     key = "apache"
     title = "Apache mod_dav (WebDAV)"
-    skips = {"upload": "measures sitefs-server's own memory while an upload streams: not sitefs's to bound on Apache"}
+    skips = {"upload": "measures sitefs-server's own memory while an upload streams: not sitefs's to bound on Apache",
+             "remote-change": "WebDAV has no change feed to hold or poll: changes show once --cache-ttl passes"}
     EXECUTABLE = "/usr/sbin/apache2"
     MODULES = "/usr/lib/apache2/modules"
     # What the mount asks of a listing (Sources/SitefsWebDAVBackend/WebDAVListing.swift): the
