@@ -17,6 +17,8 @@ struct DemoScriptTests {
                 _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
             }
             for pid in MountFixture.daemons(serving: mountpoint.path) { kill(pid, SIGKILL) }
+            // The demo's server runs in a session of its own: a kill of the demo's group misses it.
+            for pid in Self.servers(on: data.path) { kill(pid, SIGKILL) }
             try? FileManager.default.removeItem(at: root)
         }
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -73,9 +75,12 @@ struct DemoScriptTests {
     }
 
     /// Whether a sitefs-server serving `data` is still running.
-    private static func serverRunning(on data: String) -> Bool {
+    private static func serverRunning(on data: String) -> Bool { !servers(on: data).isEmpty }
+
+    /// The sitefs-server processes serving `data`.
+    private static func servers(on data: String) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).contains { pid in
+        return entries.compactMap(Int32.init).filter { pid in
             guard let raw = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             return arguments.contains(data) && arguments.contains("serve")
