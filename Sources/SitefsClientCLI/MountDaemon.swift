@@ -39,7 +39,9 @@ struct MountDaemon {
 
         let timeouts = HTTPClient.Timeouts(connect: .seconds(options.ioTimeout), lowSpeedLimit: 1,
                                            lowSpeedTime: .seconds(max(options.ioTimeout, 1)), overall: .seconds(options.ioTimeout * 3))
-        let backend = try makeBackend(timeouts: timeouts, logger: logger)
+        // Read once: the sign-in's user names conflict copies and the notifications' advice.
+        let signedIn = CredentialStore.standard.entry(for: server)
+        let backend = try makeBackend(kind: signedIn?.kind ?? .sitefs, timeouts: timeouts, logger: logger)
         try probe(backend, logger: logger)
         let configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
@@ -50,7 +52,7 @@ struct MountDaemon {
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,
-                                              userName: CredentialStore.standard.entry(for: server)?.user ?? "sitefs",
+                                              userName: signedIn?.user ?? "sitefs",
                                               logger: logger)
         let serviceManager = ServiceManagerNotifier.shared
         filesystem.onMounted = { [daemonChild = options.daemonChild, logger, server, mountpoint] in
@@ -59,8 +61,7 @@ struct MountDaemon {
             // The kernel has the mount and its first request was answered: live.
             serviceManager.ready(status: "Mounted \(server) at \(mountpoint)")
         }
-        let user = CredentialStore.standard.entry(for: server)?.user ?? "NAME"
-        let notifier = DesktopNotifier(server: server, user: user, logger: logger)
+        let notifier = DesktopNotifier(server: server, user: signedIn?.user ?? "NAME", logger: logger)
         filesystem.onNotice = { notice in notifier?.post(notice) }
         let session = FUSEMount(
             operations: filesystem, mountpoint: mountpoint,
@@ -100,8 +101,8 @@ struct MountDaemon {
     /// The server's backend, as signed in: the project's API, or WebDAV with its identity
     /// table in the cache folder (identities must outlive the mount: the journal and the
     /// metadata cache refer to them).
-    private func makeBackend(timeouts: HTTPClient.Timeouts, logger: Logger) throws -> any DocumentBackend {
-        switch CredentialStore.standard.entry(for: server)?.kind ?? .sitefs {
+    private func makeBackend(kind: BackendKind, timeouts: HTTPClient.Timeouts, logger: Logger) throws -> any DocumentBackend {
+        switch kind {
         case .sitefs:
             return HTTPDocumentBackend(baseURL: server, tokens: CredentialFileTokens(store: .standard, server: server),
                                        timeouts: timeouts, caFile: caFile)

@@ -162,7 +162,9 @@ extension Uploader {
                 if giveUp() { return .failure(error) }
                 if stopWhenOffline, case .offline = error { return .failure(error) }
                 if waitForSignIn {
-                    if setSignInRequired(true) { logger.error("uploads wait for a new sign-in: run `sitefs login`") }
+                    // For `sitefs status`; the log line is the connection monitor's, which
+                    // says it once for every kind of request.
+                    setSignInRequired(true)
                 } else if case .offline = error {
                     logger.debug("\(what()) waits for the server: \(error)")  // the monitor said it once
                 } else {
@@ -188,13 +190,10 @@ extension Uploader {
         return cancelled.contains(job.identifier) || deleting.contains(job.identifier) || deletedBeforeRestart.contains(job.identifier)
     }
 
-    /// Returns true when the flag changed.
-    @discardableResult
-    private func setSignInRequired(_ value: Bool) -> Bool {
+    private func setSignInRequired(_ value: Bool) {
         condition.lock()
         defer { condition.unlock() }
-        defer { signInRequired = value }
-        return signInRequired != value
+        signInRequired = value
     }
 
     private func saveAsConflict(_ job: Job, current: ProviderItem?) -> Outcome {
