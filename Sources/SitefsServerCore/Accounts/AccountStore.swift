@@ -1,4 +1,3 @@
-import GRDB
 import SitefsAPI
 import SitefsCrypto
 
@@ -50,7 +49,7 @@ public struct AccountStore: Sendable {
         guard !password.isEmpty else { throw APIError.badRequest("the password is empty", code: "empty_password") }
         let hash = PasswordHash.make(password: password, iterations: passwordIterations)
         try await metadata.write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) != nil {
+            if try db.exists(sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) {
                 throw APIError.conflict("user '\(name)' already exists", code: "user_exists")
             }
             try db.execute(sql: "INSERT INTO users (name, password_hash, created_at) VALUES (?, ?, ?)",
@@ -59,7 +58,7 @@ public struct AccountStore: Sendable {
     }
 
     public func userExists(_ name: String) async throws -> Bool {
-        try await metadata.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) != nil }
+        try await metadata.read { db in try db.exists(sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) }
     }
 
     /// Checks a password and opens a session. Wrong user and wrong password are the same 401.
@@ -85,8 +84,8 @@ public struct AccountStore: Sendable {
 
     private func lookUpUser(_ username: String) async throws -> (id: Int64, hash: String)? {
         try await metadata.read { db -> (id: Int64, hash: String)? in
-            try Row.fetchOne(db, sql: "SELECT id, password_hash FROM users WHERE name = ?", arguments: [username])
-                .map { ($0["id"], $0["password_hash"]) }
+            try db.row(sql: "SELECT id, password_hash FROM users WHERE name = ?", arguments: [username])
+                .map { (try $0.int("id"), try $0.text("password_hash")) }
         }
     }
 
@@ -105,14 +104,12 @@ public struct AccountStore: Sendable {
     /// The user a bearer token belongs to, or 401 when it is unknown, revoked or expired.
     public func caller(forToken token: String) async throws -> Caller {
         let row = try await metadata.read { db -> (id: Int64, name: String, expires: Int64)? in
-            try Row.fetchOne(
-                db,
-                sql: """
+            try db.row(sql: """
                     SELECT users.id, users.name, sessions.expires_at FROM sessions JOIN users ON users.id = sessions.user_id
                     WHERE sessions.token_hash = ?
                     """,
                 arguments: [Self.tokenHash(token)]
-            ).map { ($0["id"], $0["name"], $0["expires_at"]) }
+            ).map { (try $0.int("id"), try $0.text("name"), try $0.int("expires_at")) }
         }
         guard let row else { throw APIError.unauthorized("the session token is unknown or was revoked; sign in again") }
         guard row.expires > now().microseconds else {
@@ -139,11 +136,10 @@ public struct AccountStore: Sendable {
     /// Grants a user a site (or changes the grant's read-only flag).
     public func grant(user: String, site: String, readOnly: Bool) async throws {
         try await metadata.write { db in
-            guard let userID = try Int64.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [user]) else {
+            guard let userID = try db.int(sql: "SELECT id FROM users WHERE name = ?", arguments: [user]) else {
                 throw APIError(.notFound, code: "no_such_user", "there is no user '\(user)'")
             }
-            guard let siteID = try Int64.fetchOne(
-                db, sql: "SELECT id FROM items WHERE parent_id IS NULL AND name = ?", arguments: [site])
+            guard let siteID = try db.int(sql: "SELECT id FROM items WHERE parent_id IS NULL AND name = ?", arguments: [site])
             else { throw APIError(.notFound, code: "no_such_site", "there is no site '\(site)'") }
             try db.execute(
                 sql: """

@@ -1,4 +1,3 @@
-import GRDB
 import SitefsAPI
 
 /// Who is making a call: a signed-in user, or the administrator (CLI, import, demo seed),
@@ -37,11 +36,11 @@ enum SiteAccess: Sendable {
     }
 
     /// The caller's access to a site, or nil when it was not granted.
-    static func of(_ caller: Caller, site: Int64, in db: Database) throws -> SiteAccess? {
+    static func of(_ caller: Caller, site: Int64, in db: any SQLTransaction) throws -> SiteAccess? {
         guard let userID = caller.userID else { return .readWrite }
-        let readOnly = try Bool.fetchOne(
-            db, sql: "SELECT read_only FROM grants WHERE user_id = ? AND site_id = ?", arguments: [userID, site])
-        return readOnly.map { $0 ? .readOnly : .readWrite }
+        let grant = try db.row(
+            sql: "SELECT read_only FROM grants WHERE user_id = ? AND site_id = ?", arguments: [userID, site])
+        return try grant.map { try $0.bool("read_only") ? .readOnly : .readWrite }
     }
 }
 
@@ -55,7 +54,7 @@ struct VisibleItem: Sendable {
 
     /// Looks an API id up for a caller; unknown ids, ids the server never handed out and
     /// ungranted sites are all 404.
-    static func find(_ id: String, ids: ItemIDCodec, for caller: Caller, in db: Database) throws -> VisibleItem {
+    static func find(_ id: String, ids: ItemIDCodec, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
         guard let key = ids.rowID(for: id), let row = try ItemRow.fetch(db, id: key),
               let access = try SiteAccess.of(caller, site: row.siteID, in: db)
         else { throw APIError.notFound }

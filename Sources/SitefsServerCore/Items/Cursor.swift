@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
 import SitefsCrypto
 
 /// Paging cursors, opaque to the client and bound to the caller.
@@ -27,8 +26,8 @@ struct CursorCodec: Sendable {
     }
 
     /// The server's cursor key (see `ServerSecrets`).
-    static func load(from pool: DatabasePool) throws -> CursorCodec {
-        CursorCodec(key: SymmetricKey(data: try ServerSecrets.key(named: "cursor_key", in: pool)))
+    static func load(from metadata: MetadataStore) throws -> CursorCodec {
+        CursorCodec(key: SymmetricKey(data: try ServerSecrets.key(named: "cursor_key", in: metadata)))
     }
 
     func encode(_ kind: Kind, _ position: Int64, for caller: Caller) -> String {

@@ -1,4 +1,3 @@
-import GRDB
 import SitefsAPI
 
 extension DocumentStore {
@@ -17,7 +16,7 @@ extension DocumentStore {
     public func changes(since cursor: String?, for caller: Caller, waitingUpTo wait: Duration = .zero) async throws -> ChangePage {
         guard let userID = caller.userID else { throw APIError.forbidden("the change feed is per user") }
         guard let cursor else {
-            let latest = try await metadata.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM changes") ?? 0 }
+            let latest = try await metadata.read { db in try db.int(sql: "SELECT MAX(seq) FROM changes") ?? 0 }
             return ChangePage(changes: [], nextCursor: cursors.encode(.changes, latest, for: caller), hasMore: false)
         }
         let after = try cursors.decode(.changes, cursor, for: caller)
@@ -33,9 +32,7 @@ extension DocumentStore {
 
     private func changes(after: Int64, userID: Int64, caller: Caller) async throws -> ChangePage {
         try await metadata.read { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
+            let rows = try db.rows(sql: """
                     SELECT seq, site_id, item_id FROM changes
                     WHERE seq > ? AND site_id IN (SELECT site_id FROM grants WHERE user_id = ?)
                     ORDER BY seq LIMIT ?
@@ -44,11 +41,11 @@ extension DocumentStore {
             // Later entries for the same item supersede earlier ones: report each item once,
             // at the position of its last change, as it is now.
             var lastPosition: [Int64: Int] = [:]
-            for (index, row) in rows.enumerated() { lastPosition[row["item_id"]] = index }
+            for (index, row) in rows.enumerated() { lastPosition[try row.int("item_id")] = index }
             var changes: [Change] = []
-            for (index, row) in rows.enumerated() where lastPosition[row["item_id"]] == index {
-                let itemID: Int64 = row["item_id"]
-                let siteID: Int64 = row["site_id"]
+            for (index, row) in rows.enumerated() where lastPosition[try row.int("item_id")] == index {
+                let itemID = try row.int("item_id")
+                let siteID = try row.int("site_id")
                 if let current = try ItemRow.fetch(db, id: itemID),
                    let access = try SiteAccess.of(caller, site: current.siteID, in: db) {
                     changes.append(.item(current.item(access: access, ids: ids)))
@@ -56,7 +53,7 @@ extension DocumentStore {
                     changes.append(.deleted(id: ids.apiID(for: itemID), siteID: ids.apiID(for: siteID)))
                 }
             }
-            let last: Int64 = rows.last?["seq"] ?? after
+            let last = try rows.last?.int("seq") ?? after
             return ChangePage(changes: changes, nextCursor: cursors.encode(.changes, last, for: caller),
                               hasMore: rows.count == Self.changeBatch)
         }

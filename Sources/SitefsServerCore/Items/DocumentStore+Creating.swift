@@ -1,4 +1,3 @@
-import GRDB
 import Hummingbird
 import SitefsAPI
 
@@ -78,7 +77,7 @@ extension DocumentStore {
     public func createSite(named name: String, by caller: Caller) async throws -> Item {
         try validate(name)
         return try await metadata.write { db in
-            if try Int64.fetchOne(db, sql: "SELECT id FROM items WHERE parent_id IS NULL AND name = ?", arguments: [name]) != nil {
+            if try db.int(sql: "SELECT id FROM items WHERE parent_id IS NULL AND name = ?", arguments: [name]) != nil {
                 throw APIError.conflict("a site named '\(name)' already exists")
             }
             return try Mutation.insert(.init(siteID: nil, parentID: nil, name: name, kind: .site), by: caller, in: db)
@@ -98,7 +97,7 @@ extension DocumentStore {
         if let violation = ItemName.violation(of: name) { throw APIError.invalidName(violation) }
     }
 
-    func writableContainer(_ id: String, for caller: Caller, in db: Database) throws -> VisibleItem {
+    func writableContainer(_ id: String, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
         let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
         guard parent.row.isContainer else {
             throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder")

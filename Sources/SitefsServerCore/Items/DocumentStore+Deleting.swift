@@ -1,4 +1,3 @@
-import GRDB
 import SitefsAPI
 
 extension DocumentStore {
@@ -10,9 +9,7 @@ extension DocumentStore {
             guard victim.row.kind != .site else { throw APIError.forbidden("sites are deleted by the administrator") }
             try victim.requireWritable()
             try VersionCondition.check(condition, victim)
-            let subtree = try Int64.fetchAll(
-                db,
-                sql: """
+            let subtree = try db.ints(sql: """
                     WITH RECURSIVE subtree(id) AS (
                         SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)
                     SELECT id FROM subtree
@@ -20,7 +17,7 @@ extension DocumentStore {
                 arguments: [victim.row.id])
             var blobs: [String] = []
             for itemID in subtree {
-                blobs += try String.fetchAll(db, sql: "SELECT blob FROM versions WHERE item_id = ?", arguments: [itemID])
+                blobs += try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ?", arguments: [itemID])
                 try Mutation.recordChange(db, site: victim.row.siteID, item: itemID, deleted: true)
             }
             try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [victim.row.id])

@@ -1,4 +1,3 @@
-import GRDB
 import SitefsAPI
 
 extension DocumentStore {
@@ -12,8 +11,7 @@ extension DocumentStore {
         return try await metadata.read { db in
             let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard parent.row.isContainer else { throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder") }
-            let rows = try ItemRow.fetchAll(
-                db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
+            let rows = try ItemRow.fetchAll(db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
                 arguments: [parent.row.id, after, limit + 1])
             let page = rows.prefix(limit)
             let next = rows.count > limit ? page.last.map { cursors.encode(.children, $0.listSeq, for: caller) } : nil
@@ -26,9 +24,7 @@ extension DocumentStore {
         let after = try cursor.map { try cursors.decode(.sites, $0, for: caller) } ?? 0
         guard let userID = caller.userID else { return ItemPage(items: [], nextCursor: nil) }
         return try await metadata.read { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
+            let rows = try db.rows(sql: """
                     SELECT items.*, grants.read_only AS granted_read_only FROM grants
                     JOIN items ON items.id = grants.site_id
                     WHERE grants.user_id = ? AND items.id > ? ORDER BY items.id LIMIT ?
@@ -36,10 +32,10 @@ extension DocumentStore {
                 arguments: [userID, after, limit + 1])
             let page = rows.prefix(limit)
             let items = try page.map { row -> Item in
-                let access: SiteAccess = (row["granted_read_only"] as Bool) ? .readOnly : .readWrite
+                let access: SiteAccess = try row.bool("granted_read_only") ? .readOnly : .readWrite
                 return try ItemRow(row: row).item(access: access, ids: ids)
             }
-            let next = rows.count > limit ? page.last.map { cursors.encode(.sites, $0["id"], for: caller) } : nil
+            let next = try rows.count > limit ? page.last.map { cursors.encode(.sites, try $0.int("id"), for: caller) } : nil
             return ItemPage(items: items, nextCursor: next)
         }
     }
@@ -49,12 +45,12 @@ extension DocumentStore {
         try await metadata.read { db in
             let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
             guard file.row.kind == .file else { throw APIError.badRequest("only files have versions", code: "not_a_file") }
-            return try Row.fetchAll(
-                db, sql: "SELECT etag, size, modified_at, modified_by FROM versions WHERE item_id = ? ORDER BY id DESC",
+            return try db.rows(sql: "SELECT etag, size, modified_at, modified_by FROM versions WHERE item_id = ? ORDER BY id DESC",
                 arguments: [file.row.id]
             ).map { row in
-                Version(etag: row["etag"], size: row["size"],
-                        modifiedAt: Timestamp(microsecondsSinceEpoch: row["modified_at"]), modifiedBy: row["modified_by"])
+                Version(etag: try row.text("etag"), size: try row.int("size"),
+                        modifiedAt: Timestamp(microsecondsSinceEpoch: try row.int("modified_at")),
+                        modifiedBy: try row.text("modified_by"))
             }
         }
     }
@@ -73,13 +69,13 @@ extension DocumentStore {
             guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
             let contentType = file.row.contentType ?? "application/octet-stream"
             guard let version, version != file.row.etag else {
-                guard let blob = file.row.blob else { throw DatabaseError(message: "file \(file.row.id) has no content") }
+                guard let blob = file.row.blob else { throw StoreFailure("file \(file.row.id) has no content") }
                 return ContentLocation(path: blobs.path(of: blob), size: file.row.size, etag: file.row.etag, contentType: contentType)
             }
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT blob, size FROM versions WHERE item_id = ? AND etag = ?", arguments: [file.row.id, version])
+            guard let row = try db.row(sql: "SELECT blob, size FROM versions WHERE item_id = ? AND etag = ?", arguments: [file.row.id, version])
             else { throw APIError(.notFound, code: "no_such_version", "this file has no version '\(version)'") }
-            return ContentLocation(path: blobs.path(of: row["blob"]), size: row["size"], etag: version, contentType: contentType)
+            return ContentLocation(path: blobs.path(of: try row.text("blob")), size: try row.int("size"), etag: version,
+                                   contentType: contentType)
         }
     }
 }

@@ -1,4 +1,3 @@
-import GRDB
 import Hummingbird
 import SitefsAPI
 
@@ -81,7 +80,7 @@ extension DocumentStore {
 
     /// The folder an item may be moved into: visible, writable, in the same site, and not
     /// the item itself or inside it.
-    private func destinationFolder(_ id: String, moving source: VisibleItem, for caller: Caller, in db: Database) throws -> Int64 {
+    private func destinationFolder(_ id: String, moving source: VisibleItem, for caller: Caller, in db: any SQLTransaction) throws -> Int64 {
         let folder = try writableContainer(id, for: caller, in: db)
         guard folder.row.siteID == source.row.siteID else {
             throw APIError.badRequest("items move only within their site; copy them to another site", code: "cross_site")
@@ -91,7 +90,7 @@ extension DocumentStore {
             if current == source.row.id {
                 throw APIError.badRequest("a folder cannot be moved into itself", code: "invalid_move")
             }
-            ancestor = try Int64.fetchOne(db, sql: "SELECT parent_id FROM items WHERE id = ?", arguments: [current])
+            ancestor = try db.int(sql: "SELECT parent_id FROM items WHERE id = ?", arguments: [current])
         }
         return folder.row.id
     }
@@ -99,7 +98,7 @@ extension DocumentStore {
     /// Rename-over: `target` takes `source`'s current content as a new version; `source`
     /// goes away. Returns the surviving item and blobs no longer referenced.
     private func replace(
-        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: Database
+        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: any SQLTransaction
     ) throws -> (Item, [String]) {
         guard source.row.kind == .file, target.kind == .file, let blob = source.row.blob else {
             throw APIError.conflict("only a file can replace a file", code: "not_replaceable")
@@ -111,16 +110,15 @@ extension DocumentStore {
         try db.execute(
             sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])
-        let orphans = try String.fetchAll(
-            db, sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
+        let orphans = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
         try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
         try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
         try Mutation.recordChange(db, site: target.siteID, item: target.id)
-        guard let survivor = try ItemRow.fetch(db, id: target.id) else { throw DatabaseError(message: "replaced item vanished") }
+        guard let survivor = try ItemRow.fetch(db, id: target.id) else { throw StoreFailure("replaced item vanished") }
         return (survivor.item(access: source.access, ids: ids), orphans)
     }
 
-    func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: Database) throws -> VisibleItem {
+    func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
         let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
         guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
         try file.requireWritable()

@@ -1,11 +1,10 @@
 import Foundation
-import GRDB
 import SitefsAPI
 
 /// Sites, folders, files and their versions: the server's document tree.
 ///
-/// Every mutation runs in one SQLite write transaction (they are serialised, which is what
-/// makes conditional updates atomic) and appends to the change feed in the same
+/// Every mutation runs in one write transaction of the metadata database (they are
+/// serialised on both engines, which is what makes conditional updates atomic) and appends to the change feed in the same
 /// transaction. File bodies are streamed into the blob store *before* the transaction and
 /// dropped again if it fails, so no lock is held while bytes travel over the network.
 public struct DocumentStore: Sendable {
@@ -21,8 +20,8 @@ public struct DocumentStore: Sendable {
         self.metadata = metadata
         self.blobs = blobs
         self.maximumUploadBytes = maximumUploadBytes
-        cursors = try CursorCodec.load(from: metadata.pool)
-        ids = try ItemIDCodec.load(from: metadata.pool)
+        cursors = try CursorCodec.load(from: metadata)
+        ids = try ItemIDCodec.load(from: metadata)
     }
 
     /// Page sizes: default and ceiling for `limit`.
@@ -35,14 +34,16 @@ enum Mutation {
     /// Appends to the change feed; the returned sequence number is also used as a list
     /// position for items entering a folder.
     @discardableResult
-    static func recordChange(_ db: Database, site: Int64, item: Int64, deleted: Bool = false) throws -> Int64 {
-        try db.execute(
-            sql: "INSERT INTO changes (site_id, item_id, deleted) VALUES (?, ?, ?)", arguments: [site, item, deleted])
-        return db.lastInsertedRowID
+    static func recordChange(_ db: any SQLTransaction, site: Int64, item: Int64, deleted: Bool = false) throws -> Int64 {
+        guard let seq = try db.int(
+            sql: "INSERT INTO changes (site_id, item_id, deleted) VALUES (?, ?, ?) RETURNING seq",
+            arguments: [site, item, deleted])
+        else { throw StoreFailure("the change feed gave no sequence number") }
+        return seq
     }
 
     /// Records the change and gives the item the end position of its (new) folder.
-    static func recordEntry(_ db: Database, site: Int64, item: Int64) throws {
+    static func recordEntry(_ db: any SQLTransaction, site: Int64, item: Int64) throws {
         let seq = try recordChange(db, site: site, item: item)
         try db.execute(sql: "UPDATE items SET list_seq = ? WHERE id = ?", arguments: [seq, item])
     }
@@ -60,20 +61,20 @@ enum Mutation {
     }
 
     /// Inserts an item (and its first version, for files) and records it in the feed.
-    static func insert(_ new: NewItem, by caller: Caller, in db: Database) throws -> ItemRow {
+    static func insert(_ new: NewItem, by caller: Caller, in db: any SQLTransaction) throws -> ItemRow {
         let now = Timestamp.now().microseconds
         if let parentID = new.parentID, try ItemRow.fetch(db, parentID: parentID, name: new.name) != nil {
             throw APIError.conflict("an item named '\(new.name)' already exists in this folder")
         }
-        try db.execute(
+        guard let id = try db.int(
             sql: """
                 INSERT INTO items (site_id, parent_id, name, kind, size, content_type, created_at, modified_at,
                                    created_by, modified_by, etag, blob)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
             arguments: [new.siteID ?? 0, new.parentID, new.name, new.kind.rawValue, new.size, new.contentType,
                         now, new.modifiedAt ?? now, caller.name, caller.name, new.etag, new.blob])
-        let id = db.lastInsertedRowID
+        else { throw StoreFailure("the new item got no id") }
         let siteID = new.siteID ?? id
         if new.siteID == nil {
             try db.execute(sql: "UPDATE items SET site_id = ? WHERE id = ?", arguments: [id, id])
@@ -84,7 +85,7 @@ enum Mutation {
                 arguments: [id, new.etag, new.size, blob, new.modifiedAt ?? now, caller.name])
         }
         try recordEntry(db, site: siteID, item: id)
-        guard let row = try ItemRow.fetch(db, id: id) else { throw DatabaseError(message: "inserted item vanished") }
+        guard let row = try ItemRow.fetch(db, id: id) else { throw StoreFailure("inserted item vanished") }
         return row
     }
 }

@@ -1,4 +1,3 @@
-import GRDB
 import SitefsCrypto
 
 /// API item ids: a row id through a keyed permutation (`OpaqueNumber`), so an id reveals
@@ -24,8 +23,8 @@ struct ItemIDCodec: Sendable {
         cipher = OpaqueNumber(key: key, domain: "item")
     }
 
-    static func load(from pool: DatabasePool) throws -> ItemIDCodec {
-        ItemIDCodec(key: try ServerSecrets.key(named: "item_id_key", in: pool))
+    static func load(from metadata: MetadataStore) throws -> ItemIDCodec {
+        ItemIDCodec(key: try ServerSecrets.key(named: "item_id_key", in: metadata))
     }
 
     /// The API id of the item with this row id.

@@ -1,8 +1,7 @@
-import GRDB
 import SitefsAPI
 
 /// One row of `items`, as stored.
-struct ItemRow: FetchableRecord, Sendable {
+struct ItemRow: Sendable {
     var id: Int64
     var siteID: Int64
     var parentID: Int64?
@@ -18,24 +17,24 @@ struct ItemRow: FetchableRecord, Sendable {
     var blob: String?
     var listSeq: Int64
 
-    init(row: Row) throws {
-        id = row["id"]
-        siteID = row["site_id"]
-        parentID = row["parent_id"]
-        name = row["name"]
-        guard let kind = ItemKind(rawValue: row["kind"]) else {
-            throw DatabaseError(message: "item \(id) has an unknown kind")
+    init(row: SQLRow) throws {
+        id = try row.int("id")
+        siteID = try row.int("site_id")
+        parentID = try row.optionalInt("parent_id")
+        name = try row.text("name")
+        guard let kind = ItemKind(rawValue: try row.text("kind")) else {
+            throw StoreFailure("item \(id) has an unknown kind")
         }
         self.kind = kind
-        size = row["size"]
-        contentType = row["content_type"]
-        createdAt = row["created_at"]
-        modifiedAt = row["modified_at"]
-        createdBy = row["created_by"]
-        modifiedBy = row["modified_by"]
-        etag = row["etag"]
-        blob = row["blob"]
-        listSeq = row["list_seq"]
+        size = try row.int("size")
+        contentType = try row.optionalText("content_type")
+        createdAt = try row.int("created_at")
+        modifiedAt = try row.int("modified_at")
+        createdBy = try row.text("created_by")
+        modifiedBy = try row.text("modified_by")
+        etag = try row.text("etag")
+        blob = try row.optionalText("blob")
+        listSeq = try row.int("list_seq")
     }
 
     var isContainer: Bool { kind != .file }
@@ -51,11 +50,19 @@ struct ItemRow: FetchableRecord, Sendable {
             capabilities: access.capabilities(for: kind))
     }
 
-    static func fetch(_ db: Database, id: Int64) throws -> ItemRow? {
-        try ItemRow.fetchOne(db, sql: "SELECT * FROM items WHERE id = ?", arguments: [id])
+    static func fetchAll(_ db: any SQLTransaction, sql: String, arguments: [any SQLArgument]) throws -> [ItemRow] {
+        try db.rows(sql: sql, arguments: arguments).map(ItemRow.init(row:))
     }
 
-    static func fetch(_ db: Database, parentID: Int64, name: String) throws -> ItemRow? {
-        try ItemRow.fetchOne(db, sql: "SELECT * FROM items WHERE parent_id = ? AND name = ?", arguments: [parentID, name])
+    static func fetchOne(_ db: any SQLTransaction, sql: String, arguments: [any SQLArgument]) throws -> ItemRow? {
+        try db.row(sql: sql, arguments: arguments).map(ItemRow.init(row:))
+    }
+
+    static func fetch(_ db: any SQLTransaction, id: Int64) throws -> ItemRow? {
+        try fetchOne(db, sql: "SELECT * FROM items WHERE id = ?", arguments: [id])
+    }
+
+    static func fetch(_ db: any SQLTransaction, parentID: Int64, name: String) throws -> ItemRow? {
+        try fetchOne(db, sql: "SELECT * FROM items WHERE parent_id = ? AND name = ?", arguments: [parentID, name])
     }
 }

@@ -1,12 +1,13 @@
 import GRDB
 
-/// The server's metadata schema, as GRDB migrations (append new ones; never edit old ones).
+/// The metadata schema on SQLite, as GRDB migrations (append new ones; never edit old
+/// ones). `PostgresSchema` is the same schema for PostgreSQL; a change goes into both.
 ///
 /// Items form one tree per site: a site row has no parent and `site_id` equal to its own
 /// id. `list_seq` orders a folder's children for paging: it is taken from the change
 /// feed's sequence when an item enters a folder (created or moved in), so it never repeats
 /// and keyset paging on it neither skips nor repeats items while the folder changes.
-enum Schema {
+enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -65,6 +66,14 @@ enum Schema {
                     deleted INTEGER NOT NULL
                 );
                 CREATE INDEX changes_by_site ON changes(site_id, seq);
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            // The server's keys (`ServerSecrets`): until v2 the table was made on first use,
+            // so a database from then already has it.
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+                CREATE INDEX versions_by_blob ON versions(blob);
                 """)
         }
         return migrator
