@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
         // Hashes, HMAC, PBKDF2 and randomness: never hand-written crypto.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        // The server's PostgreSQL store (`--database`): the Swift server ecosystem's client,
+        // on the NIO stack the server already runs (its TLS too).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         // Wire vocabulary shared by server and client: item JSON, names, timestamps.
@@ -120,7 +123,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The reference document server: storage, auth, HTTP routes.
+        // The reference document server: storage (SQLite or PostgreSQL), auth, HTTP routes.
         .target(
             name: "SitefsServerCore",
             dependencies: [
@@ -134,6 +137,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["openapi.yaml"]

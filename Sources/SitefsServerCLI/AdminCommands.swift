@@ -15,7 +15,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let password = try PasswordInput.read()
-            try await AdminContext(options).storage.accounts.addUser(named: name, password: password)
+            try await AdminContext.with(options) { try await $0.accounts.addUser(named: name, password: password) }
             print("added user \(name)")
         }
     }
@@ -33,7 +33,10 @@ struct SiteCommand: AsyncParsableCommand {
         var importFolder: String?
 
         func run() async throws {
-            let storage = try AdminContext(options).storage
+            try await AdminContext.with(options) { try await add(to: $0) }
+        }
+
+        private func add(to storage: ServerStorage) async throws {
             let caller = Caller.administrator("admin")
             // Refuse a bad import folder before the site exists.
             if let importFolder {
@@ -63,15 +66,24 @@ struct Grant: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "The user may read but not change anything in the site.") var readOnly = false
 
     func run() async throws {
-        try await AdminContext(options).storage.accounts.grant(user: user, site: site, readOnly: readOnly)
+        try await AdminContext.with(options) { try await $0.accounts.grant(user: user, site: site, readOnly: readOnly) }
         print("granted \(user) \(readOnly ? "read-only" : "read-write") access to \(site)")
     }
 }
 
-/// Opens the data directory for an admin command (safe while the server runs: SQLite WAL).
-struct AdminContext {
-    let storage: ServerStorage
-    init(_ options: DataOptions) throws {
-        storage = try ServerStorage(configuration: ServerConfiguration(dataDirectory: URL(fileURLWithPath: options.data)))
+/// Opens the storage for an admin command (safe while servers run: SQLite WAL, or
+/// PostgreSQL's own transactions).
+enum AdminContext {
+    /// Opens the storage, runs `body` and closes it again (PostgreSQL: its connections).
+    static func with<T>(_ options: DataOptions, _ body: (ServerStorage) async throws -> T) async throws -> T {
+        let storage = try ServerStorage(configuration: try options.configuration())
+        do {
+            let result = try await body(storage)
+            await storage.close()
+            return result
+        } catch {
+            await storage.close()
+            throw error
+        }
     }
 }

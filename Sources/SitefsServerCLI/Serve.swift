@@ -48,8 +48,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         LoggingSystem.bootstrap { EscapingLogHandler(StreamLogHandler.standardError(label: $0)) }
         let logger = Logger(label: "sitefs-server")
+        let (folder, database) = try options.storage()
         let configuration = ServerConfiguration(
-            dataDirectory: URL(fileURLWithPath: options.data), host: host, port: port,
+            dataDirectory: folder, database: database, databaseConnections: options.databaseConnections, host: host, port: port,
             tokenLifetimeSeconds: tokenLifetime, maximumUploadBytes: maximumUpload,
             connectionTimeout: .seconds(connectionTimeout), maximumConnections: maximumConnections,
             tls: tlsCertificate.map { ServerConfiguration.TLSFiles(certificateChain: $0, privateKey: tlsKey!) })
@@ -68,6 +69,19 @@ struct Serve: AsyncParsableCommand {
             // Under systemd's Type=notify: the unit is started once requests are accepted.
             ServiceManagerNotifier.shared.ready(status: "Listening on \(scheme)://\(host):\(port)")
         }
+        let collector = Task.detached {
+            while !Task.isCancelled {
+                do {
+                    let report = try await storage.collectUnreferencedBlobs()
+                    if report.removed > 0 { logger.info("removed \(report.removed) blobs no version refers to") }
+                } catch {
+                    logger.warning("blob garbage collection failed (tried again in an hour): \(error)")
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
         try await app.runService()
+        collector.cancel()
+        await storage.close()
     }
 }

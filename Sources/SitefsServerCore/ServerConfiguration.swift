@@ -3,8 +3,15 @@ import SitefsAPI
 
 /// Everything a running document server is configured with.
 public struct ServerConfiguration: Sendable {
-    /// Holds `metadata.sqlite` (users, sites, items, versions, change feed) and `blobs/`.
+    /// Holds `blobs/` (and its staging folder `tmp/`), and `metadata.sqlite` (users, sites,
+    /// items, versions, change feed) unless `database` names a PostgreSQL database. With
+    /// PostgreSQL, every instance is given the same folder (a shared filesystem when they run
+    /// on several machines).
     public var dataDirectory: URL
+    /// The metadata in PostgreSQL instead of SQLite (`--database`); nil: SQLite.
+    public var database: PostgresLocation?
+    /// Connections (and threads) each instance keeps to PostgreSQL.
+    public var databaseConnections: Int
     public var host: String
     /// 0 picks a free port.
     public var port: Int
@@ -39,6 +46,8 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         dataDirectory: URL,
+        database: PostgresLocation? = nil,
+        databaseConnections: Int = 8,
         host: String = "127.0.0.1",
         port: Int = 8080,
         tokenLifetimeSeconds: Int64 = 7 * 24 * 3600,
@@ -50,6 +59,8 @@ public struct ServerConfiguration: Sendable {
         now: @escaping @Sendable () -> Timestamp = { Timestamp.now() }
     ) {
         self.dataDirectory = dataDirectory
+        self.database = database
+        self.databaseConnections = databaseConnections
         self.host = host
         self.port = port
         self.tokenLifetimeSeconds = tokenLifetimeSeconds

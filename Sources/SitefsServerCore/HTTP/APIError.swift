@@ -69,6 +69,12 @@ extension APIError {
         error.extraHeaders[.retryAfter] = String(seconds)
         return error
     }
+    /// 503: the metadata database cannot be reached just now (PostgreSQL restarting).
+    static var storeUnavailable: APIError {
+        var error = APIError(.serviceUnavailable, code: "unavailable", "the server's database is unavailable; try again in 2 s")
+        error.extraHeaders[.retryAfter] = "2"
+        return error
+    }
     static func contentTooLarge(limit: Int64) -> APIError {
         APIError(.contentTooLarge, code: "too_large", "the body is larger than the server's limit of \(limit) bytes")
     }

@@ -22,10 +22,42 @@ struct BlobStore: Sendable {
         staging = dataDirectory.appendingPathComponent("tmp", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        // Leftovers of uploads interrupted by a crash: nothing refers to them.
+        removeAbandonedStaging()
+    }
+
+    /// A staging file untouched this long is a leftover of an upload interrupted by a crash.
+    /// Not "every file at start": other instances (and admin commands) share the folder,
+    /// and an upload in progress writes at least every connection timeout (a minute at most).
+    static let abandonedAfter: TimeInterval = 3600
+
+    /// Removes staging files nobody has written to for `abandonedAfter`.
+    func removeAbandonedStaging(now: Date = Date()) {
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
-            unlink(staging.appendingPathComponent(leftover).path)
+            let path = staging.appendingPathComponent(leftover).path
+            if let modified = Self.modificationTime(of: path), now.timeIntervalSince(modified) > Self.abandonedAfter {
+                unlink(path)
+            }
         }
+    }
+
+    /// Every blob's name with its modification time (the time it was published).
+    func allBlobs() -> [(name: String, published: Date)] {
+        var found: [(String, Date)] = []
+        for shard in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+            let folder = root.appendingPathComponent(shard).path
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                if let published = Self.modificationTime(of: (folder as NSString).appendingPathComponent(name)) {
+                    found.append((name, published))
+                }
+            }
+        }
+        return found
+    }
+
+    private static func modificationTime(of path: String) -> Date? {
+        var status = stat()
+        guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(status.st_mtim.tv_sec))
     }
 
     /// A fresh name for a new version; also used as that version's etag.
