@@ -79,10 +79,10 @@ enum AdminContext {
         let storage = try ServerStorage(configuration: try options.configuration())
         do {
             let result = try await body(storage)
-            await storage.close()
+            storage.close()
             return result
         } catch {
-            await storage.close()
+            storage.close()
             throw error
         }
     }

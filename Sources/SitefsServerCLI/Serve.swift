@@ -82,6 +82,6 @@ struct Serve: AsyncParsableCommand {
         }
         try await app.runService()
         collector.cancel()
-        await storage.close()
+        storage.close()
     }
 }

@@ -20,6 +20,14 @@ public struct ServerStorage: Sendable {
         } else {
             database = try SQLiteMetadataDatabase(path: directory.appendingPathComponent("metadata.sqlite").path)
         }
+        try self.init(configuration: configuration, database: database)
+    }
+
+    /// Over a database opened by the caller (tests that hold a transaction open).
+    init(configuration: ServerConfiguration, database: any MetadataDatabase) throws {
+        let directory = configuration.dataDirectory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         let metadata = MetadataStore(database: database)
         self.metadata = metadata
         let blobs = try BlobStore(dataDirectory: directory)
@@ -36,7 +44,7 @@ public struct ServerStorage: Sendable {
     }
 
     /// Closes the database connections (PostgreSQL: the pool and its listener).
-    public func close() async {
-        await metadata.database.close()
+    public func close() {
+        metadata.database.close()
     }
 }

@@ -98,12 +98,20 @@ import Testing
             try await APIClient.signedIn(client, user: "anna", password: "correct horse battery").token!
         }
         defer { env.remove() }
-        let files = try FileManager.default.contentsOfDirectory(atPath: env.directory.path).filter { $0.hasPrefix("metadata.sqlite") }
-        #expect(!files.isEmpty)
-        for file in files {
-            let bytes = try Data(contentsOf: env.directory.appendingPathComponent(file))
-            #expect(bytes.range(of: Data(token.utf8)) == nil, "token found in \(file)")
-            #expect(bytes.range(of: Data("correct horse battery".utf8)) == nil, "password found in \(file)")
+        var stored: [(name: String, bytes: Data)] = []
+        if let postgres = env.postgres {
+            // Every stored row of the two tables that could hold them, as PostgreSQL prints it.
+            let rows = try postgres.psql("SELECT users::text FROM users UNION ALL SELECT sessions::text FROM sessions")
+            #expect(rows.contains("anna"))
+            stored.append(("the users and sessions tables", Data(rows.utf8)))
+        } else {
+            let files = try FileManager.default.contentsOfDirectory(atPath: env.directory.path).filter { $0.hasPrefix("metadata.sqlite") }
+            #expect(!files.isEmpty)
+            for file in files { stored.append((file, try Data(contentsOf: env.directory.appendingPathComponent(file)))) }
+        }
+        for (name, bytes) in stored {
+            #expect(bytes.range(of: Data(token.utf8)) == nil, "token found in \(name)")
+            #expect(bytes.range(of: Data("correct horse battery".utf8)) == nil, "password found in \(name)")
         }
     }
 }

@@ -17,12 +17,22 @@ public final class ServerProcess: @unchecked Sendable {
     public let baseURL: String
     private let stderrFile: URL
 
-    /// Starts `sitefs-server serve --port 0 ...` and waits for its first stdout line.
-    public init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
-        stderrFile = dataDirectory.deletingLastPathComponent().appendingPathComponent("stderr-\(UUID().uuidString).log")
+    /// Starts `sitefs-server serve --data DIR --port 0 ...` and waits for its first stdout line.
+    public convenience init(dataDirectory: URL, extraArguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try self.init(storage: ["--data", dataDirectory.path], logFolder: dataDirectory.deletingLastPathComponent(),
+                      extraArguments: extraArguments, sourceLocation: sourceLocation)
+    }
+
+    /// Starts `sitefs-server serve STORAGE --port 0 ...` (e.g. `--database URL --blobs DIR`)
+    /// with `environment` added to this process's (a database password), its stderr in a
+    /// file in `logFolder`, and waits for its first stdout line.
+    public init(storage: [String], environment: [String: String] = [:], logFolder: URL, extraArguments: [String] = [],
+                sourceLocation: SourceLocation = #_sourceLocation) throws {
+        stderrFile = logFolder.appendingPathComponent("stderr-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         process.executableURL = Self.executable
-        process.arguments = ["serve", "--data", dataDirectory.path, "--port", "0"] + extraArguments
+        process.arguments = ["serve"] + storage + ["--port", "0"] + extraArguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stdout = Pipe()
         process.standardOutput = stdout
         process.standardError = try FileHandle(forWritingTo: stderrFile)

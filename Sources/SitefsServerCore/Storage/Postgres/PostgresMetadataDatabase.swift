@@ -31,13 +31,13 @@ final class PostgresMetadataDatabase: MetadataDatabase {
 
     /// Connects, applies migrations (`PostgresSchema`) and starts hearing other instances.
     init(location: PostgresLocation, connections: Int = 8, limits: PostgresSession.Limits = .init(),
-         listening: Bool = true, logger: Logger) throws {
+         hooks: PostgresSession.Hooks = .init(), listening: Bool = true, logger: Logger) throws {
         self.location = location
         self.logger = logger
         var libraryLogger = logger
         libraryLogger.logLevel = .error
         workers = PostgresWorkers(count: connections, queueTimeout: limits.statementTimeout) { index in
-            PostgresSession(location: location, limits: limits, logger: libraryLogger, id: index)
+            PostgresSession(location: location, limits: limits, hooks: hooks, logger: libraryLogger, id: index)
         }
         do {
             let ran = try workers.runBlocking { session in
@@ -75,7 +75,7 @@ final class PostgresMetadataDatabase: MetadataDatabase {
         observers.withLock { $0.append(observer) }
     }
 
-    func close() async {
+    func close() {
         listener.withLock { $0 }?.stop()
         workers.close()
     }

@@ -20,16 +20,25 @@ final class PostgresSession: @unchecked Sendable {
         var queryTimeout: Duration = .seconds(40)
     }
 
+    /// Where tests take hold of a transaction to order a race (nothing in production).
+    struct Hooks: Sendable {
+        /// Runs on the worker thread after a write's statements, before its COMMIT: a test
+        /// holds a write open here to show what another instance's write does meanwhile.
+        var beforeCommit: (@Sendable () -> Void)?
+    }
+
     private let location: PostgresLocation
     private let limits: Limits
+    private let hooks: Hooks
     private let logger: Logger
     private let id: Int
     /// Only its worker thread touches it.
     private var connection: PostgresConnection?
 
-    init(location: PostgresLocation, limits: Limits, logger: Logger, id: Int) {
+    init(location: PostgresLocation, limits: Limits, hooks: Hooks = .init(), logger: Logger, id: Int) {
         self.location = location
         self.limits = limits
+        self.hooks = hooks
         self.logger = logger
         self.id = id
     }
@@ -48,7 +57,10 @@ final class PostgresSession: @unchecked Sendable {
                 try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection)
             }
             let result = try body(Transaction(session: self, connection: connection))
-            if writing { try run("NOTIFY \(PostgresMetadataDatabase.commitChannel)", on: connection) }
+            if writing {
+                try run("NOTIFY \(PostgresMetadataDatabase.commitChannel)", on: connection)
+                hooks.beforeCommit?()
+            }
             try run("COMMIT", on: connection)
             return result
         } catch {

@@ -18,5 +18,5 @@ protocol MetadataDatabase: Sendable {
     /// another instance: what wakes change-feed long-polls.
     func observeCommits(_ observer: @escaping @Sendable () -> Void)
     /// Closes connections; further calls fail.
-    func close() async
+    func close()
 }

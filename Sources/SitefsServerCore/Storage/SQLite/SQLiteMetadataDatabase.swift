@@ -37,7 +37,7 @@ struct SQLiteMetadataDatabase: MetadataDatabase {
     /// when its wait ends.
     func observeCommits(_ observer: @escaping @Sendable () -> Void) {}
 
-    func close() async {
+    func close() {
         try? pool.close()
     }
 }
