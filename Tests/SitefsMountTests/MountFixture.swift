@@ -28,18 +28,29 @@ final class MountFixture: @unchecked Sendable {
     let server: ServerProcess
     /// Between the daemon and the server when asked for: injects network faults.
     let proxy: FaultProxy?
+    /// Where the server keeps its state.
+    let store: Store
     /// The URL the mount uses: the server's, or the proxy's.
     let mountURL: String
     /// The API as the test's own client, signed in as anna (not the mount's session).
     let api: Curl
     private var tornDown = false
 
+    /// The server's state: a data folder of the fixture's own (SQLite), or a PostgreSQL
+    /// database and blob folder that several fixtures' servers share (instances of one
+    /// deployment; the first one seeds it).
+    enum Store {
+        case sqlite
+        case postgres(PostgresTestDatabase, blobs: URL, seeding: Bool)
+    }
+
     /// Sites: "Harbour Tower" and "Riverside" (read-write) and "Archive" (read-only) for anna.
     /// With `mounting` false, everything is ready (server, sign-in) but the test mounts itself.
     init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false, as account: TestAccount? = nil,
-         mounting: Bool = true) throws {
+         mounting: Bool = true, store: Store = .sqlite) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-mount-\(UUID().uuidString.prefix(8))")
         data = root.appendingPathComponent("server")
+        self.store = store
         self.account = account
         if let account {
             let home = root.appendingPathComponent("home")
@@ -59,13 +70,21 @@ final class MountFixture: @unchecked Sendable {
                            "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path]
         }
         let admin = ServerProcess.executable
+        let storageArguments: [String], serverEnvironment: [String: String], seeding: Bool
+        switch store {
+        case .sqlite:
+            (storageArguments, serverEnvironment, seeding) = (["--data", data.path], [:], true)
+        case .postgres(let database, let blobs, let seeds):
+            (storageArguments, serverEnvironment, seeding) = (["--database", database.url, "--blobs", blobs.path], database.environment, seeds)
+        }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         for arguments in [["user", "add", "anna"], ["site", "add", "Harbour Tower"], ["site", "add", "Riverside"],
                           ["site", "add", "Archive"], ["grant", "anna", "Harbour Tower"], ["grant", "anna", "Riverside"],
-                          ["grant", "anna", "Archive", "--read-only"]] {
-            let result = try run(admin, arguments + ["--data", data.path], stdin: Self.password + "\n")
+                          ["grant", "anna", "Archive", "--read-only"]] where seeding {
+            let result = try run(admin, arguments + storageArguments, stdin: Self.password + "\n", environment: serverEnvironment)
             guard result.status == 0 else { throw ProcessFailure("sitefs-server \(arguments): \(result.err)") }
         }
-        server = try ServerProcess(dataDirectory: data)
+        server = try ServerProcess(storage: storageArguments, environment: serverEnvironment, logFolder: root)
         var client = Curl(baseURL: server.baseURL)
         let session = try client.call("POST", "/v1/session", json: #"{"username":"anna","password":"\#(Self.password)"}"#)
         client.token = try JSONDecoder().decode(SessionGrant.self, from: Data(session.body.utf8)).token
