@@ -24,13 +24,14 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("log-file"), help: "Log here (default: CACHE_DIR/sitefs.log in the background, stderr in the foreground).")
     var logFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
-    @Option(name: .customLong("poll-interval"), help: "Seconds between change-feed polls.") var pollInterval: Double = 3
-    /// Off by default for now: while a request is held, the mount learns that the server
-    /// went away only when that request ends, where polling finds out within two intervals
-    /// (and says "offline" at once); heartbeats during the hold would close that gap.
+    @Option(name: .customLong("poll-interval"), help: "Seconds between change-feed polls, where the server does not hold them (--change-wait 0, WebDAV).") var pollInterval: Double = 3
+    /// On by default: sitefs-server sends a few spaces every 2 s while it holds the request,
+    /// so a held request notices a silent or vanished server as fast as any other (the usual
+    /// low-speed limit), and a closed connection at once. WebDAV servers have no change
+    /// feed; with them the option does nothing.
     @Option(name: .customLong("change-wait"),
-            help: "Seconds sitefs-server may hold a change-feed request until something changes, e.g. 25: edits made elsewhere show within a moment (default 0: poll every --poll-interval).")
-    var changeWait: Double = 0
+            help: "Seconds sitefs-server may hold a change-feed request until something changes (at most 25): edits made elsewhere show within a moment. 0: poll every --poll-interval instead.")
+    var changeWait: Double = 25
     @Option(name: .customLong("cache-ttl"), help: "Seconds listings and metadata are trusted between change-feed updates.")
     var cacheTTL: Double = 60
     @Option(name: .customLong("io-timeout"), help: "Seconds a stalled or unreachable server is waited for before EIO.")

@@ -33,8 +33,9 @@ public struct HTTPRequest: Sendable {
     /// waiting on a download). Called on the transfer's own thread.
     public var isCancelled: (@Sendable () -> Bool)?
     /// How long the server may hold its answer on purpose (a long-poll: "answer when
-    /// something changes"): the low-speed and overall limits are extended by this much, so
-    /// a quiet wait is not taken for a stalled server.
+    /// something changes"): the overall limit is extended by this much. The low-speed limit
+    /// is not: a server that holds an answer keeps sending (sitefs-server's heartbeats), so
+    /// a connection that goes silent is still taken for a stalled one.
     public var expectedWait: Duration = .zero
 
     public init(

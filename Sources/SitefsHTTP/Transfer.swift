@@ -69,7 +69,7 @@ struct Transfer {
 
         try handle.set(CURLOPT_CONNECTTIMEOUT_MS, timeouts.connect.curlMilliseconds)
         try handle.set(CURLOPT_LOW_SPEED_LIMIT, max(timeouts.lowSpeedLimit, 1))
-        try handle.set(CURLOPT_LOW_SPEED_TIME, (timeouts.lowSpeedTime + request.expectedWait).curlSeconds)
+        try handle.set(CURLOPT_LOW_SPEED_TIME, timeouts.lowSpeedTime.curlSeconds)
         let overall = request.appliesOverallTimeout ? timeouts.overall.map { $0 + request.expectedWait } : nil
         try handle.set(CURLOPT_TIMEOUT_MS, overall?.curlMilliseconds ?? 0)
 

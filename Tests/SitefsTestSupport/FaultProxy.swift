@@ -64,10 +64,24 @@ public final class FaultProxy: @unchecked Sendable {
     deinit { core.stop(timeout: .seconds(5)) }
 
     /// The base mode. A change applies to connections accepted afterwards and to the next
-    /// request of connections that are already open.
+    /// request of connections that are already open. `.refuse` and `.blackhole` also take
+    /// the requests in flight, as a server that went away or a network that went silent
+    /// would: open connections are reset, or from then on get no byte more. (A request the
+    /// server holds on purpose, a change-feed long-poll, would otherwise go on as if
+    /// nothing had happened.)
     public var mode: Mode {
         get { core.withLock { core.baseMode } }
-        set { core.withLock { core.baseMode = newValue } }
+        set {
+            let open = core.withLock { () -> [Connection] in
+                core.baseMode = newValue
+                return core.openConnections
+            }
+            switch newValue {
+            case .refuse: for connection in open { connection.resetNow() }
+            case .blackhole: for connection in open { connection.silence() }
+            default: break
+            }
+        }
     }
 
     /// Applies `mode` to the next `times` fault decisions, then returns to the base mode.
@@ -226,6 +240,9 @@ extension FaultProxy {
             }
         }
 
+        /// Called under `lock`.
+        var openConnections: [Connection] { Array(connections.values) }
+
         func forget(_ connection: Connection) {
             _ = withLock { connections.removeValue(forKey: ObjectIdentifier(connection)) }
         }
@@ -286,6 +303,9 @@ extension FaultProxy {
         /// Set by `stop()` and by resets: pumps must not touch the client any more, and
         /// delays end early.
         private var ending = false
+        /// The network went silent (`.blackhole` set while open): nothing more is passed on
+        /// either way, though both sides stay connected.
+        private var silenced = false
         /// For the response currently flowing: delay per chunk, and bytes left before a reset.
         private var responseDelay = Duration.zero
         private var resetBudget: Int?
@@ -307,6 +327,13 @@ extension FaultProxy {
         }
 
         private var isEnding: Bool { lock.withLock { ending } }
+        private var isSilenced: Bool { lock.withLock { silenced } }
+
+        /// Resets the connection from outside its pumps (the proxy's mode became `.refuse`).
+        func resetNow() { reset() }
+
+        /// Passes nothing more either way (the proxy's mode became `.blackhole`).
+        func silence() { lock.withLock { silenced = true } }
 
         // MARK: Client to server
 
@@ -317,6 +344,7 @@ extension FaultProxy {
                 let count = ProxySocket.receive(client, into: &chunk)
                 guard count > 0 else { break }
                 if case .swallow = disposition { continue }
+                if isSilenced { continue }
                 for event in framer.feed(chunk[0..<count]) {
                     guard handle(event) else { return }
                 }
@@ -457,6 +485,7 @@ extension FaultProxy {
                     return
                 }
                 guard count > 0 else { break }
+                if isSilenced { continue }
                 let (delay, budget) = lock.withLock { (responseDelay, resetBudget) }
                 pause(delay)
                 let allowed = min(count, budget ?? count)

@@ -79,9 +79,14 @@ struct ItemRoutes {
     func changes(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let wait = try query.integer("wait", in: 0...DocumentStore.longestChangeWait, default: 0)
-        let page = try await documents.changes(since: try query.string("cursor"), for: try context.requireCaller(),
-                                               waitingUpTo: .seconds(wait))
-        return JSONBody.response(page)
+        let cursor = try query.string("cursor")
+        let caller = try context.requireCaller()
+        // The first look answers at once, with its own status for a bad cursor or sign-in.
+        let page = try await documents.changes(since: cursor, for: caller)
+        guard wait > 0, cursor != nil, page.changes.isEmpty else { return JSONBody.response(page) }
+        return HeldChangeAnswer.response(empty: page) { [documents] in
+            try await documents.changes(since: cursor, for: caller, waitingUpTo: .seconds(wait))
+        }
     }
 
     static func pageLimit(_ query: QueryParameters) throws -> Int {

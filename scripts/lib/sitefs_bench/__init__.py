@@ -8,6 +8,8 @@ Modules, each with one job:
   sign-in, its request log, checks of what it holds, the curl baselines' requests in its protocol;
 - measure: timing a command, medians, per-operation daemon figures, the result rows;
 - cases: the cases, each a function of the world and the recorder, written once for every backend;
+- load: the server-load case, no mount: sitefs-server under wrk on SQLite and PostgreSQL, one
+  and two instances, with a throwaway PostgreSQL cluster of its own;
 - report: the table, the JSON result file kept per run, and comparing two runs;
 - cli: `run` (default), `compare`, `list`.
 """

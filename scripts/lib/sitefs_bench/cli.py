@@ -8,23 +8,26 @@ import sys
 import time
 from pathlib import Path
 
-from . import procs, report, servers
+from . import load, procs, report, servers
 from .cases import all_cases
 from .measure import BenchFailure, Recorder, log
-from .settings import Settings, SettingsError
+from .settings import SERVER_CASES, Settings, SettingsError
 from .world import World
 
 USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_CONFIG      release (default) or debug
   SITEFS_BENCH_RUNS        runs per case, medians reported (default 3)
   SITEFS_BENCH_QUICK       1: smaller sizes for a smoke run (1k/10k files, 32 MiB, 100 creates,
-                           an offline session of 20 new files + 10 edits, 3 s offline)
+                           an offline session of 20 new files + 10 edits, 3 s offline, 2 s
+                           wrk runs for server-load)
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change
+                           pin-large replay remote-change server-load (no mount: once, after
+                           the backends; alone, no seed is made and no backend's turn runs)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then
-                           apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV)
+                           apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV);
+                           server-load runs only when sitefs is among them
   SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split
   SITEFS_BENCH_KEEP        1: keep the temporary directory (logs) after the run
   SITEFS_BENCH_RESULTS     where each run's JSON is kept (default bench-results/ in the repository)
@@ -81,10 +84,16 @@ def run(settings, repository):
     status = 0
     try:
         world.build()
-        world.make_seed()
-        for backend in settings.backends:
-            recorder.backend = backend
-            run_backend(world, backend, recorder, result)
+        if all(case in SERVER_CASES for case in settings.cases):
+            result["backends"] = []  # no mount case: no backend's turn runs
+        else:
+            world.make_seed()
+            for backend in settings.backends:
+                recorder.backend = backend
+                run_backend(world, backend, recorder, result)
+        if "server-load" in settings.cases:
+            recorder.backend = "server-load"
+            run_server_load(world, recorder, result)
     except BenchFailure as error:
         print(f"bench: {error}", file=sys.stderr)
         result["broken"].append("setup")
@@ -164,3 +173,19 @@ def run_backend(world, backend, recorder, result):
     except BenchFailure as error:
         print(f"bench: {error}", file=sys.stderr)
         result["broken"].append(f"final unmount ({backend})")
+
+
+def run_server_load(world, recorder, result):
+    """sitefs-server alone under wrk (see load), once per run: its servers and PostgreSQL
+    are stopped when it returns, whatever broke. sitefs-server's case: not run when
+    SITEFS_BENCH_BACKEND leaves sitefs out."""
+    if "sitefs" not in world.s.backends:
+        recorder.skipped("server-load", "measures sitefs-server: SITEFS_BENCH_BACKEND leaves sitefs out")
+        return
+    log(f"case: server-load (load average {procs.load_average().split()[0]})")
+    try:
+        load.server_load(world, recorder, result)
+    except (BenchFailure, OSError, subprocess.SubprocessError) as error:
+        print(f"bench: server-load: {error}", file=sys.stderr)
+        result["broken"].append("server-load")
+        recorder.failed("server-load", f"see the error above ({type(error).__name__})")

@@ -11,7 +11,8 @@ from pathlib import Path
 SCHEMA = 1
 # How the table names each backend's setup and section (a run that did not start the
 # server has no description of it).
-SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache"}
+SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache",
+         "server-load": "server-load stores seeded"}
 TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)"}
 
 
@@ -67,11 +68,15 @@ def print_run(result):
     print()
     print(f"sitefs bench: {result['config']} build, {result['runs']} runs per case (medians), {quick}, "
           f"{result['cpus']} CPUs, {result['started']}, commit {result['commit']}")
-    setup = "; ".join(f"{SETUP[backend]}: {seconds:.1f} s" for backend, seconds in result["setup_seconds"].items())
+    setup = "; ".join(f"{SETUP.get(backend, backend)}: {seconds:.1f} s" for backend, seconds in result["setup_seconds"].items())
     print(f"{setup + '; ' if setup else ''}whole run: {result['total_seconds']:.0f} s. "
           "Ratio: measured / baseline time; % rows: throughput as a share of the baseline's.")
     print("Notes: daemon CPU seconds per operation (median), daemon peak RSS, server requests per operation "
           "(median; sitefs-server: its log, change-feed polls excluded; Apache: its access log).")
+    if any(row.get("unit") == "req/s" for row in result["rows"]):
+        print("req/s rows (server-load): wrk's requests per second (median of the runs); ratio: over the SQLite single "
+              "instance's; notes: wrk's latency p50/p99, the CPU seconds each process used during a run, and how busy "
+              "the whole machine was.")
     print(f"Load average (1/5/15 min) when the bench started: {result['load_before']}; at the end (the bench's own "
           f"load included): {result['load_after']}.")
     print()
@@ -155,7 +160,7 @@ def list_runs(directory):
             lines.append([path.name, f"unreadable: {error}", "", "", "", "", "", ""])
             continue
         lines.append([path.name, r["started"], r["commit"], r["config"], str(r["runs"]), "quick" if r["quick"] else "full",
-                      " ".join(r.get("backends", ["sitefs"])), " ".join(r["broken"]) or "-"])
+                      " ".join(r.get("backends", ["sitefs"])) or "-", " ".join(r["broken"]) or "-"])
     print(table(lines, right_aligned={4}))
 
 
@@ -173,6 +178,7 @@ def compare(a_path, b_path):
     print(f"B: {b_path} ({b['started']}, commit {b['commit']}, {b['config']}, {'quick' if b['quick'] else 'full'} sizes)")
     if a["quick"] != b["quick"] or a["config"] != b["config"]:
         print("note: the runs differ in sizes or build configuration; their figures are not comparable one to one")
+    print("B/A: B's median over A's (times: below 1 is faster; req/s: above 1 is faster)")
     print()
     b_rows = {row_key(row): row for row in b["rows"]}
     lines = [["backend", "case", "baseline", "A median", "A ratio", "B median", "B ratio", "B/A", "B result"]]

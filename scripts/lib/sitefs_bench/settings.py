@@ -5,7 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay", "remote-change"]
+             "pin-small", "pin-large", "replay", "remote-change", "server-load"]
+# The cases that need no mount: they run once per run, after the backends (sitefs-server
+# alone under a load tool), and only when the sitefs backend is among the backends.
+SERVER_CASES = ["server-load"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
 # protocol to the same server.
@@ -42,6 +45,9 @@ class Settings:
     offline_hold: float = 10.0
     # The mount's default --page-size; the curl baselines use the same.
     page_size: int = 200
+    # The server-load case: the files of its site, and how long each wrk run loads it (seconds).
+    load_files: int = 1000
+    load_seconds: int = 5
     # No single measured operation may take longer than this (seconds).
     op_timeout: int = 600
 
@@ -60,6 +66,7 @@ class Settings:
         if s.quick:
             s.n_small, s.n_empty, s.big_mb, s.write_mb, s.n_create, s.upload_mb = 1000, 10000, 32, 32, 100, 128
             s.n_replay_new, s.n_replay_edit, s.offline_hold = 20, 10, 3.0
+            s.load_seconds = 2
         upload = env.get("SITEFS_BENCH_MB")
         if upload is not None:
             if not upload.isdigit() or int(upload) < 1:

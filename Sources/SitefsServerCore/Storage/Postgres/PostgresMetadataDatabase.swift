@@ -55,6 +55,12 @@ final class PostgresMetadataDatabase: MetadataDatabase {
         listener.withLock { $0 = heard }
     }
 
+    /// Dropped without `close()` (a test's storage going out of scope): the workers and the
+    /// listener would otherwise run on, holding their connections.
+    deinit {
+        close()
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
         try await transaction(writing: false, body)
     }

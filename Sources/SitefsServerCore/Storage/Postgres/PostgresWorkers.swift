@@ -32,7 +32,8 @@ final class PostgresWorkers: @unchecked Sendable {
         self.queueTimeout = queueTimeout
         for index in 0..<count {
             let session = makeSession(index)
-            let thread = Thread { [unowned self] in self.work(with: session) }
+            // The threads keep the workers alive until `close()` lets them end.
+            let thread = Thread { self.work(with: session) }
             thread.name = "sitefs-postgres-\(index)"
             thread.stackSize = 1 << 20
             threads.append(thread)
