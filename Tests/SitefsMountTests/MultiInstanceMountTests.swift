@@ -86,4 +86,48 @@ struct MultiInstanceMountTests {
             })
         }
     }
+
+    /// A save streaming into an instance that is killed: the mount's retry goes, through the
+    /// load balancer (the fault proxy, switched to the other instance), to the other
+    /// instance and completes there. Nothing of the cut attempt shows; no conflict copy.
+    @Test func aSaveCutByAKilledInstanceCompletesThroughTheOther() throws {
+        let database = try PostgresCluster.shared().createDatabase()
+        let blobs = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-blobs-\(UUID().uuidString.prefix(8))")
+        defer {
+            try? database.drop()
+            try? FileManager.default.removeItem(at: blobs)
+        }
+        let fixture = try MountFixture(throughFaultProxy: true, store: .postgres(database, blobs: blobs, seeding: true))
+        defer { fixture.tearDown() }
+        let other = try ServerProcess(storage: ["--database", database.url, "--blobs", blobs.path],
+                                      environment: database.environment, logFolder: fixture.root)
+        defer { other.stop() }
+        let proxy = try #require(fixture.proxy)
+
+        // 4 MiB whose upload crawls (each 64 KiB of it held back 100 ms) into instance A.
+        proxy.mode = .delay(.milliseconds(100))
+        let bytes = Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 13) })
+        try bytes.write(to: URL(fileURLWithPath: fixture.path("Riverside/survey.dwg")))
+        let staging = blobs.appendingPathComponent("tmp")
+        let streaming = eventually(timeout: .seconds(30)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).contains { name in
+                ((try? FileManager.default.attributesOfItem(atPath: staging.appendingPathComponent(name).path)[.size] as? Int) ?? 0) > 0
+            }
+        }
+        try #require(streaming, "the upload never reached instance A")
+        kill(fixture.server.process.processIdentifier, SIGKILL)
+        fixture.server.process.waitUntilExit()
+        proxy.upstreamPort = Int(other.baseURL.split(separator: ":").last!)!
+        proxy.mode = .pass
+
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "90"], timeout: 120).status == 0)
+        var viaOther = Curl(baseURL: other.baseURL)
+        viaOther.token = fixture.api.token
+        let site = try #require(try viaOther.sites().first { $0.name == "Riverside" })
+        let children = try viaOther.children(of: site.id)
+        #expect(children.map(\.name) == ["survey.dwg"])
+        let stored = fixture.root.appendingPathComponent("stored")
+        _ = try viaOther.call("GET", "/v1/items/\(try #require(children.first).id)/content", output: stored)
+        #expect(try Data(contentsOf: stored) == bytes)
+    }
 }

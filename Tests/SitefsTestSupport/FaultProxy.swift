@@ -84,6 +84,13 @@ public final class FaultProxy: @unchecked Sendable {
         }
     }
 
+    /// The server new upstream connections go to (127.0.0.1): switching it is a load balancer
+    /// sending the client to another instance once one has died.
+    public var upstreamPort: Int {
+        get { core.withLock { core.upstreamPort } }
+        set { core.withLock { core.upstreamPort = newValue } }
+    }
+
     /// Applies `mode` to the next `times` fault decisions, then returns to the base mode.
     /// A decision is made for every request, and also on accept when the mode due is
     /// `.refuse` or `.blackhole` (they act before any request), whichever comes first.
@@ -129,7 +136,8 @@ extension FaultProxy {
     fileprivate final class Core: @unchecked Sendable {
         // @unchecked: the mutable state below is only touched under `lock`.
         let listener: Int32
-        let upstreamPort: Int
+        /// Under `lock`.
+        var upstreamPort: Int
         private let lock = NSLock()
         private let threads = DispatchGroup()
 
@@ -423,7 +431,7 @@ extension FaultProxy {
         /// Connects lazily, on the first forwarded request, so `.respond` never touches the server.
         private func connectUpstream() -> Bool {
             if lock.withLock({ upstream >= 0 }) { return true }
-            guard let descriptor = ProxySocket.connect(port: core.upstreamPort) else { return false }
+            guard let descriptor = ProxySocket.connect(port: core.withLock { core.upstreamPort }) else { return false }
             let accepted = lock.withLock { () -> Bool in
                 guard !ending else { return false }
                 upstream = descriptor
