@@ -219,4 +219,36 @@ import Testing
         let listed = try Self.decode(ItemPage.self, try onFirst.call("GET", "/v1/items/\(site.id)/children"))
         #expect(listed.items.map(\.name) == ["after"])
     }
+
+    /// PostgreSQL killed (`-m immediate`) under load, then the instance told to stop: it
+    /// answers 503 meanwhile and exits cleanly at once. (Statements in flight at the kill once
+    /// never completed: a worker blocked for good, and SIGTERM could not end the server.)
+    @Test func anInstanceStopsPromptlyAfterPostgreSQLDiesUnderLoad() throws {
+        let cluster = try PostgresCluster.start()
+        defer { cluster.remove() }
+        let deployment = try Deployment(cluster: cluster)
+        let server = try deployment.startServer()
+        let client = try Self.signIn(server)
+        // One curl, 16 requests at a time, thousands in all.
+        let config = deployment.folder.appendingPathComponent("load.curl")
+        var lines = ["header = \"Authorization: Bearer \(client.token!)\"", "silent", "output = /dev/null"]
+        for _ in 0..<20_000 { lines.append("url = \"\(server.baseURL)/v1/sites\"") }
+        try lines.joined(separator: "\n").write(to: config, atomically: true, encoding: .utf8)
+        let load = Process()
+        load.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        load.arguments = ["--parallel", "--parallel-max", "16", "--max-time", "5", "-K", config.path]
+        load.standardOutput = FileHandle.nullDevice
+        load.standardError = FileHandle.nullDevice
+        try load.run()
+        defer {
+            if load.isRunning { load.terminate() }
+            load.waitUntilExit()
+        }
+        #expect(eventually(timeout: .seconds(20)) { server.log.components(separatedBy: "GET /v1/sites 200").count > 200 })
+
+        cluster.remove()
+        #expect(eventually(timeout: .seconds(20)) { server.log.contains("GET /v1/sites 503") })
+        let status = server.stop()
+        #expect(server.process.terminationReason == .exit && status == 0, "the server had to be killed")
+    }
 }

@@ -574,7 +574,7 @@ def remote_change(world, rec):
     """An edit made elsewhere (a folder created through sitefs-server's API), timed from the
     server's answer until the mount lists the folder: with the change feed
     held at the server until something changes (sitefs-server's long-poll, `--change-wait
-    25`), vs a mount that polls it every --poll-interval (`--change-wait 0`, the default). A
+    25`, the default), vs a mount that polls it every --poll-interval (`--change-wait 0`). A
     WebDAV server has no long-poll: both are polling there."""
     t = world.s.op_timeout
     held, polled = Samples(), Samples()

@@ -16,12 +16,13 @@ PostgreSQL is a throwaway cluster of the bench's own, made like scripts/lib/post
 makes one (initdb, pg_ctl, the `postgres` account when root) but with fsync on: SQLite runs
 with synchronous=FULL, and a PostgreSQL that skips its WAL flushes would win the upload rows
 for the wrong reason. A watchdog shell started before initdb stops the cluster and deletes
-its folder once its standard input closes: when the bench closes it, or when the bench dies,
-however it dies.
+its folder when the bench tells it to, or when its standard input ends because the bench
+died, however it died. The servers run under setpriv --pdeathsig TERM for the same reason.
 """
 
 import json
 import os
+import pwd
 import re
 import resource
 import secrets
@@ -63,31 +64,45 @@ CONFIGURATIONS = [
 
 def install_missing():
     """wrk (and PostgreSQL, for its rows) from Debian when root and missing, as scripts/test
-    installs its packages. Returns why wrk cannot run here, or None. A failed install is a
-    SKIP with its reason, not a failure: the other cases' figures stand."""
+    installs its packages; one at a time, so PostgreSQL failing to install leaves wrk. Returns
+    why wrk cannot run here, or None. A failed install is a SKIP with its reason, not a
+    failure: the other cases' figures stand."""
     missing = [package for package, present in (("wrk", shutil.which("wrk")), ("postgresql", postgres_bin()))
                if not present]
-    if not missing:
+    if missing and os.geteuid() == 0:
+        if "postgresql" in missing and not os.path.exists("/etc/postgresql-common/createcluster.conf"):
+            # Debian's postgresql would make and start a cluster on port 5432; the bench makes its own.
+            os.makedirs("/etc/postgresql-common", exist_ok=True)
+            Path("/etc/postgresql-common/createcluster.conf").write_text("create_main_cluster = false\n")
+        updated = False
+        for package in missing:
+            log(f"server-load: installing {package} (apt-get)")
+            if not apt_install(package) and not updated:  # a stale package list: update it once, then try again
+                updated = True
+                apt_run(["apt-get", "update", "-qq"])
+                apt_install(package)
+    if shutil.which("wrk"):
         return None
     if os.geteuid() != 0:
-        return None if shutil.which("wrk") else "wrk is not installed and the bench is not root (apt-get install wrk)"
-    log(f"server-load: installing {' '.join(missing)} (apt-get)")
-    if "postgresql" in missing and not os.path.exists("/etc/postgresql-common/createcluster.conf"):
-        # Debian's postgresql would make and start a cluster on port 5432; the bench makes its own.
-        os.makedirs("/etc/postgresql-common", exist_ok=True)
-        Path("/etc/postgresql-common/createcluster.conf").write_text("create_main_cluster = false\n")
-    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing]
+        return "wrk is not installed and the bench is not root (apt-get install wrk)"
+    return "wrk is not installed and apt-get install wrk failed (see the log above)"
+
+
+def apt_run(command):
+    """True when the apt-get command succeeded; its error is logged, not raised."""
     try:
-        done = subprocess.run(install, env=environment, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:  # a stale package list: update it once, then try again
-            subprocess.run(["apt-get", "update", "-qq"], env=environment, capture_output=True, timeout=600)
-            done = subprocess.run(install, env=environment, capture_output=True, text=True, timeout=900)
+        done = subprocess.run(command, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, capture_output=True,
+                              text=True, timeout=900)
     except subprocess.TimeoutExpired:
-        return None if shutil.which("wrk") else "apt-get install wrk timed out"
+        log(f"server-load: {' '.join(command)} timed out")
+        return False
     if done.returncode != 0:
-        log(f"server-load: apt-get install failed: {done.stderr.strip()[-500:]}")
-    return None if shutil.which("wrk") else f"wrk is not installed and apt-get install wrk failed (exit {done.returncode})"
+        log(f"server-load: {' '.join(command)} failed: {done.stderr.strip()[-500:]}")
+    return done.returncode == 0
+
+
+def apt_install(package):
+    return apt_run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package])
 
 
 def postgres_bin():
@@ -106,7 +121,6 @@ def postgres_unavailable():
         return "PostgreSQL is not installed (apt-get install postgresql)"
     if os.geteuid() == 0:
         try:
-            import pwd
             pwd.getpwnam("postgres")
         except KeyError:
             return "PostgreSQL refuses to run as root, and there is no 'postgres' account to run it as"
@@ -143,8 +157,13 @@ class PostgresCluster:
 
     def start(self):
         self.directory = Path(tempfile.mkdtemp(prefix="sitefs-bench-pg."))
-        # The watchdog first, so whatever happens below leaves nothing running.
-        stop = (f'read -r _; cd "$1" && timeout 60 {" ".join(self.as_owner)} "$2/pg_ctl" -D "$1/data" -m immediate -w -t 30 stop '
+        # The watchdog first, so whatever happens below leaves nothing running. A line on its
+        # input is `stop` from here; the end of its input without one means the bench died:
+        # it then gives the servers (SIGTERM by their parent-death signal) a few seconds to
+        # end before their database goes (one stuck in a query of a vanished database does
+        # not end on SIGTERM).
+        stop = ('read -r _ || sleep 3; cd "$1" && '
+                f'timeout 60 {" ".join(self.as_owner)} "$2/pg_ctl" -D "$1/data" -m immediate -w -t 30 stop '
                 '>/dev/null 2>&1; cd / && rm -rf "$1"')
         self.watchdog = subprocess.Popen(["bash", "-c", stop, "_", str(self.directory), str(self.bin)],
                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -213,12 +232,13 @@ class PostgresCluster:
         return result
 
     def stop(self):
-        """Closes the watchdog's standard input: it stops the cluster and deletes its folder.
-        If it does not end in time, by the postmaster's pid and from here."""
+        """Tells the watchdog to stop the cluster and delete its folder. If it does not end in
+        time, by the postmaster's pid and from here."""
         if not self.watchdog:
             return
         watchdog, self.watchdog = self.watchdog, None
         try:
+            watchdog.stdin.write(b"stop\n")
             watchdog.stdin.close()
         except OSError:
             pass
@@ -265,7 +285,8 @@ class Store:
 
 
 class Instance:
-    """One `sitefs-server serve` on the store, on a port of its own."""
+    """One `sitefs-server serve` on the store, on a port of its own. Under setpriv
+    --pdeathsig when there is one: it gets SIGTERM if the bench dies without stopping it."""
 
     def __init__(self, store, index):
         self.store = store
@@ -277,7 +298,8 @@ class Instance:
         w = self.store.world
         out_path, log_path = w.work / f"{self.name}.out", w.work / f"{self.name}.log"
         with open(out_path, "w") as out, open(log_path, "w") as err:
-            self.process = subprocess.Popen([str(w.bin / "sitefs-server"), "serve", *self.store.arguments, "--host",
+            guard = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []  # it execs: same pid
+            self.process = subprocess.Popen([*guard, str(w.bin / "sitefs-server"), "serve", *self.store.arguments, "--host",
                                              "127.0.0.1", "--port", "0"], stdout=out, stderr=err,
                                             env=self.store.environment)
         deadline = time.monotonic() + 60

@@ -13,7 +13,8 @@ SCHEMA = 1
 # server has no description of it).
 SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache",
          "server-load": "server-load stores seeded"}
-TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)"}
+TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)",
+          "server-load": "sitefs-server under wrk, no mount"}
 
 
 def seconds_text(seconds, size_bytes=None):

@@ -12,9 +12,22 @@ enum PostgresFailure {
 
     static func unreachable(_ error: any Error) -> Unreachable { Unreachable(underlying: error) }
 
+    /// The connection closed while a statement waited for its answer.
+    struct Closed: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "the connection to PostgreSQL closed during \(what)" }
+    }
+
+    /// PostgreSQL did not answer within the session's own limit (`PostgresSession.bounded`).
+    struct TimedOut: Error, CustomStringConvertible {
+        let what: String
+        let limit: Duration
+        var description: String { "PostgreSQL did not answer \(what) within \(limit)" }
+    }
+
     /// The connection is unusable after this error: the session drops it and reconnects.
     static func isConnectionLost(_ error: any Error) -> Bool {
-        if error is Unreachable { return true }
+        if error is Unreachable || error is TimedOut || error is Closed { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection,

@@ -3,14 +3,15 @@ import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// One connection to PostgreSQL, used by one worker thread (`PostgresWorkers`) for one
 /// transaction at a time, with blocking calls: the store's SQL runs in synchronous
 /// closures, as on SQLite, so the same code serves both engines.
 ///
 /// Every wait is bounded: connecting by `connectTimeout`, each statement by the server's
-/// `statement_timeout` and, should the server or the network go silent, by a watchdog that
-/// closes the connection `queryTimeout` later (which fails the statement).
+/// `statement_timeout` and, should the server or the network go silent, by `queryTimeout`
+/// on this side (`bounded`), after which the connection is given up.
 final class PostgresSession: @unchecked Sendable {
     struct Limits: Sendable {
         var connectTimeout: Duration = .seconds(10)
@@ -77,19 +78,64 @@ final class PostgresSession: @unchecked Sendable {
     func drop() {
         guard let connection else { return }
         self.connection = nil
-        // Waited for: the library insists a connection is closed before it is released.
+        // Waited for: the library insists a connection is closed before it is released. One
+        // that does not close in time is kept (never released) rather than trap.
         let closing: EventLoopFuture<Void> = connection.close()
-        _ = try? closing.wait()
+        do {
+            try Self.bounded(closing, within: .seconds(5), doing: "closing a connection")
+        } catch {
+            Self.unclosed.withLock { $0.append(connection) }
+        }
+    }
+
+    /// Connections that would not close (see `drop`). Lock order: a leaf.
+    private static let unclosed = Mutex<[PostgresConnection]>([])
+
+    /// Waits on this worker thread for `future`, at most `limit`, and no longer than
+    /// `connection` stays open. The library's own `wait()` has no deadline, and a statement
+    /// in flight when PostgreSQL was stopped (`-m immediate`, under load) was seen never to
+    /// complete although its connection had closed: a worker blocked for good, and a server
+    /// that could not shut down.
+    @discardableResult
+    static func bounded<T>(_ future: EventLoopFuture<T>, within limit: Duration, doing what: String,
+                           on connection: PostgresConnection? = nil) throws -> T {
+        let outcome = Outcome<T>()
+        future.whenComplete { outcome.set($0) }
+        connection?.closeFuture.whenComplete { _ in outcome.set(.failure(PostgresFailure.Closed(what: what))) }
+        guard outcome.done.wait(timeout: .now() + .milliseconds(Int(limit.milliseconds))) == .success else {
+            throw PostgresFailure.TimedOut(what: what, limit: limit)
+        }
+        return try outcome.result!.get()
+    }
+
+    /// A future's result (or the connection's end, whichever comes first), handed from the
+    /// event loop to the waiting worker.
+    private final class Outcome<T>: @unchecked Sendable {
+        // @unchecked: `result` is written once, under `lock`, before `done` is signalled, and
+        // read only after that.
+        let done = DispatchSemaphore(value: 0)
+        private(set) var result: Result<T, any Error>?
+        /// Lock order: a leaf.
+        private let lock = NSLock()
+        func set(_ value: Result<T, any Error>) {
+            let first = lock.withLock { () -> Bool in
+                guard result == nil else { return false }
+                result = value
+                return true
+            }
+            if first { done.signal() }
+        }
     }
 
     private func connected() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         drop()
         do {
-            let connection = try PostgresConnection.connect(
+            let connecting = PostgresConnection.connect(
                 on: PostgresConnection.defaultEventLoopGroup.any(),
-                configuration: try Self.configuration(for: location, limits: limits), id: id, logger: logger
-            ).wait()
+                configuration: try Self.configuration(for: location, limits: limits), id: id, logger: logger)
+            // The library's own connect timeout ends it first; this is the backstop.
+            let connection = try Self.bounded(connecting, within: limits.connectTimeout + .seconds(5), doing: "connecting")
             self.connection = connection
             return connection
         } catch {
@@ -130,11 +176,8 @@ final class PostgresSession: @unchecked Sendable {
             }
         }
         let query = PostgresQuery(unsafeSQL: Self.numberedPlaceholders(sql), binds: binds)
-        let watchdog = connection.eventLoop.scheduleTask(in: .milliseconds(limits.queryTimeout.milliseconds)) {
-            let _: EventLoopFuture<Void> = connection.close()
-        }
-        defer { watchdog.cancel() }
-        let result = try connection.query(query, logger: logger).wait()
+        let result = try Self.bounded(connection.query(query, logger: logger), within: limits.queryTimeout, doing: "a statement",
+                                      on: connection)
         return try result.rows.map(Self.row)
     }
 
