@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import SitefsAPI
+import SitefsTestSupport
 import Testing
 @testable import SitefsServerCore
 
@@ -117,5 +118,33 @@ import Testing
             #expect(calls == 2)
             #expect(seen.count == DocumentStore.changeBatch + 50)
         }
+    }
+
+    /// A long-poll wakes for commits in the sites its caller sees, and sleeps through the
+    /// rest: with many mounts waiting, a save wakes the few who see its site.
+    @Test func aCommitWakesOnlyTheLongPollsOfItsSites() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await env.user("anna")
+        try await env.user("ben")
+        let harbour = try await env.site("Harbour", grantedTo: ["anna"])
+        let secret = try await env.site("Secret", grantedTo: ["ben"])
+        let (accounts, documents) = (env.storage.accounts, env.storage.documents)
+        let anna = try await accounts.caller(forToken: try await accounts.signIn(username: "anna", password: "secret").token)
+        let start = try await documents.changes(since: nil, for: anna).nextCursor
+        let commits = env.storage.metadata.commits
+        let poll = Task { try await documents.changes(since: start, for: anna, waitingUpTo: .seconds(20)) }
+        #expect(eventually { commits.waiting == 1 })
+        let before = commits.wakeups
+        // This instance rings the signal as the write returns: anna's wait is left alone.
+        _ = try await documents.createFolder(named: "hidden", in: secret.id, by: .administrator("admin"))
+        #expect(commits.wakeups == before)
+        #expect(commits.waiting == 1)
+        let news = try await documents.createFolder(named: "news", in: harbour.id, by: .administrator("admin"))
+        let page = try await poll.value
+        #expect(page.changes.map { change -> String in
+            if case .item(let item) = change { return item.id } else { return "deleted" }
+        } == [news.id])
+        #expect(commits.wakeups >= before + 1)
     }
 }

@@ -10,9 +10,9 @@ extension DocumentStore {
     /// as deleted. Without a cursor: no changes and the cursor of "now", the starting point
     /// for a client that has just listed everything.
     ///
-    /// With `wait`, an empty answer is held until a write of this process commits a change
-    /// the caller may see, or `wait` has passed (a long-poll). Each commit wakes the waiters,
-    /// who look again; one whose sites did not change goes back to waiting.
+    /// With `wait`, an empty answer is held until a write (on any instance) commits a change
+    /// in a site the caller was granted, or `wait` has passed (a long-poll). A commit wakes
+    /// only the waiters who see its sites (`CommitSignal`); they look again.
     public func changes(since cursor: String?, for caller: Caller, waitingUpTo wait: Duration = .zero) async throws -> ChangePage {
         guard let userID = caller.userID else { throw APIError.forbidden("the change feed is per user") }
         guard let cursor else {
@@ -21,12 +21,19 @@ extension DocumentStore {
         }
         let after = try cursors.decode(.changes, cursor, for: caller)
         let deadline = ContinuousClock.now + wait
+        // What wakes this caller: commits in the sites granted to them.
+        var granted: Set<Int64>?
         while true {
             // Noted before looking: a commit after this wakes the wait below at once.
             let seen = metadata.commits.count
             let page = try await changes(after: after, userID: userID, caller: caller)
             guard page.changes.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled else { return page }
-            await metadata.commits.wait(after: seen, until: deadline)
+            if granted == nil {
+                granted = Set(try await metadata.read { db in
+                    try db.ints(sql: "SELECT site_id FROM grants WHERE user_id = ?", arguments: [userID])
+                })
+            }
+            await metadata.commits.wait(after: seen, on: granted, until: deadline)
         }
     }
 

@@ -39,6 +39,7 @@ enum Mutation {
             sql: "INSERT INTO changes (site_id, item_id, deleted) VALUES (?, ?, ?) RETURNING seq",
             arguments: [site, item, deleted])
         else { throw StoreFailure("the change feed gave no sequence number") }
+        db.changed(site: site)
         return seq
     }
 

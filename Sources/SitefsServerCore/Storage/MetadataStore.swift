@@ -2,14 +2,14 @@
 /// with the signal change-feed long-polls wait on.
 struct MetadataStore: Sendable {
     let database: any MetadataDatabase
-    /// Rung after every write transaction commits here, and (PostgreSQL) when another
-    /// instance says it committed one.
+    /// Rung, with the sites concerned, after each write that extended the change feed
+    /// commits here, and (PostgreSQL) when another instance says it committed one.
     let commits = CommitSignal()
 
     init(database: any MetadataDatabase) {
         self.database = database
         let commits = self.commits
-        database.observeCommits { commits.committed() }
+        database.observeCommits { sites in commits.committed(sites: sites) }
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
@@ -17,8 +17,6 @@ struct MetadataStore: Sendable {
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        let result = try await database.write(body)
-        commits.committed()
-        return result
+        try await database.write(body)
     }
 }

@@ -3,16 +3,18 @@ import PostgresNIO
 import Synchronization
 
 /// Hears other instances' commits: one connection that LISTENs on the store's channel
-/// (every write transaction NOTIFYs it, delivered by PostgreSQL at commit) and calls
-/// `onCommit` for each notification, which wakes this instance's change-feed long-polls.
+/// (every write transaction that extends the change feed NOTIFYs it with the sites it
+/// touched, delivered by PostgreSQL at commit) and calls `onCommit` with those sites for
+/// each notification, which wakes this instance's long-polls on them.
 ///
-/// When the connection breaks it is made again every second; `onCommit` is also called on
-/// each (re)connection, since notifications sent meanwhile were lost.
+/// When the connection breaks it is made again every second; `onCommit(nil)` (any site) is
+/// called on each (re)connection, since notifications sent meanwhile were lost.
 final class PostgresCommitListener: Sendable {
     /// Lock order: a leaf.
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(location: PostgresLocation, limits: PostgresSession.Limits, logger: Logger, onCommit: @escaping @Sendable () -> Void) {
+    init(location: PostgresLocation, limits: PostgresSession.Limits, logger: Logger,
+         onCommit: @escaping @Sendable (Set<Int64>?) -> Void) {
         let loop = Task.detached {
             var reported = false
             while !Task.isCancelled {
@@ -25,8 +27,10 @@ final class PostgresCommitListener: Sendable {
                             try await connection.listen(on: PostgresMetadataDatabase.commitChannel) { notifications in
                                 if reported { logger.info("listening for other instances' commits again") }
                                 reported = false
-                                onCommit()
-                                for try await _ in notifications { onCommit() }
+                                onCommit(nil)
+                                for try await notification in notifications {
+                                    onCommit(CommitPayload.decode(notification.payload))
+                                }
                             }
                         } onCancel: {
                             let _: EventLoopFuture<Void> = connection.close()

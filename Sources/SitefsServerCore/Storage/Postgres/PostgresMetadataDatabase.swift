@@ -23,7 +23,7 @@ final class PostgresMetadataDatabase: MetadataDatabase {
     let location: PostgresLocation
     private let workers: PostgresWorkers
     private let listener: Mutex<PostgresCommitListener?> = Mutex(nil)
-    private let observers = Mutex<[@Sendable () -> Void]>([])
+    private let observers = Mutex<[@Sendable (Set<Int64>?) -> Void]>([])
     private let logger: Logger
     /// Whether the last transaction reached PostgreSQL: an outage is logged when it starts and
     /// when it ends, not once per request. Lock order: a leaf.
@@ -49,8 +49,8 @@ final class PostgresMetadataDatabase: MetadataDatabase {
             throw StoreFailure("cannot open the database \(location): \(PostgresFailure.describe(error))")
         }
         guard listening else { return }
-        let heard = PostgresCommitListener(location: location, limits: limits, logger: logger) { [weak self] in
-            for observer in self?.observers.withLock({ $0 }) ?? [] { observer() }
+        let heard = PostgresCommitListener(location: location, limits: limits, logger: logger) { [weak self] sites in
+            self?.committed(sites)
         }
         listener.withLock { $0 = heard }
     }
@@ -70,15 +70,22 @@ final class PostgresMetadataDatabase: MetadataDatabase {
     }
 
     func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T {
+        let changed = ChangedSites()
         do {
-            return try workers.runBlocking { session in try session.transaction(writing: true, body) }
+            let result = try workers.runBlocking { session in try session.transaction(writing: true, changed: changed, body) }
+            if !changed.sites.isEmpty { committed(changed.sites) }
+            return result
         } catch {
             throw classified(error)
         }
     }
 
-    func observeCommits(_ observer: @escaping @Sendable () -> Void) {
+    func observeCommits(_ observer: @escaping @Sendable (Set<Int64>?) -> Void) {
         observers.withLock { $0.append(observer) }
+    }
+
+    private func committed(_ sites: Set<Int64>?) {
+        for observer in observers.withLock({ $0 }) { observer(sites) }
     }
 
     func close() {
@@ -88,7 +95,11 @@ final class PostgresMetadataDatabase: MetadataDatabase {
 
     private func transaction<T: Sendable>(writing: Bool, _ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
         do {
-            let result = try await workers.run { session in try session.transaction(writing: writing, body) }
+            let changed = ChangedSites()
+            let result = try await workers.run { session in try session.transaction(writing: writing, changed: changed, body) }
+            // This instance's long-polls wake now; the others' when PostgreSQL passes the NOTIFY
+            // on (this one hears its own too, and looks once more for nothing).
+            if !changed.sites.isEmpty { committed(changed.sites) }
             if reachable.withLock({ state in defer { state = true }; return !state }) {
                 logger.notice("database \(location) answers again")
             }

@@ -48,7 +48,7 @@ final class PostgresSession: @unchecked Sendable {
     /// never fails to serialise); a write first takes the store's write lock (see
     /// `PostgresMetadataDatabase`) and tells the other instances it committed (NOTIFY, sent
     /// by PostgreSQL at the commit).
-    func transaction<T>(writing: Bool, _ body: (any SQLTransaction) throws -> T) throws -> T {
+    func transaction<T>(writing: Bool, changed: ChangedSites = ChangedSites(), _ body: (any SQLTransaction) throws -> T) throws -> T {
         let connection = try connected()
         do {
             if writing {
@@ -57,9 +57,12 @@ final class PostgresSession: @unchecked Sendable {
             } else {
                 try run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", on: connection)
             }
-            let result = try body(Transaction(session: self, connection: connection))
+            let result = try body(Transaction(session: self, connection: connection, changed: changed))
             if writing {
-                try run("NOTIFY \(PostgresMetadataDatabase.commitChannel)", on: connection)
+                if !changed.sites.isEmpty {
+                    _ = try rows("SELECT pg_notify(?, ?)", [PostgresMetadataDatabase.commitChannel,
+                                                            CommitPayload.encode(changed.sites)], on: connection)
+                }
                 hooks.beforeCommit?()
             }
             try run("COMMIT", on: connection)
@@ -249,6 +252,9 @@ final class PostgresSession: @unchecked Sendable {
     private struct Transaction: SQLTransaction {
         let session: PostgresSession
         let connection: PostgresConnection
+        let changed: ChangedSites
+
+        func changed(site: Int64) { changed.insert(site) }
 
         func rows(sql: String, arguments: [any SQLArgument]) throws -> [SQLRow] {
             try session.rows(sql, arguments, on: connection)

@@ -14,9 +14,10 @@ protocol MetadataDatabase: Sendable {
     /// `write`, blocking the calling thread: for startup only (the server's keys are read
     /// while the storage is opened, as the engine's own migrations are), never per request.
     func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T
-    /// Calls `observer` whenever a write may have committed, in this process or (PostgreSQL)
-    /// another instance: what wakes change-feed long-polls.
-    func observeCommits(_ observer: @escaping @Sendable () -> Void)
+    /// Calls `observer` after a write that extended the change feed commits, in this process
+    /// or (PostgreSQL) another instance, with the sites whose feeds it extended (nil: maybe
+    /// any, e.g. after notifications may have been missed): what wakes change-feed long-polls.
+    func observeCommits(_ observer: @escaping @Sendable (Set<Int64>?) -> Void)
     /// Closes connections; further calls fail.
     func close()
 }

@@ -8,6 +8,18 @@ protocol SQLTransaction {
     func rows(sql: String, arguments: [any SQLArgument]) throws -> [SQLRow]
     /// Runs a statement whose rows, if any, are not wanted.
     func execute(sql: String, arguments: [any SQLArgument]) throws
+    /// The change feed gained an entry in `site`: once this transaction commits, the
+    /// long-polls of callers who see that site wake (here and on other instances), and no
+    /// others.
+    func changed(site: Int64)
+}
+
+/// The sites a write transaction extended the change feed of (`SQLTransaction.changed`),
+/// told to commit observers once it has committed.
+final class ChangedSites: @unchecked Sendable {
+    // @unchecked: filled by the one thread running the transaction, read after it returns.
+    private(set) var sites: Set<Int64> = []
+    func insert(_ site: Int64) { sites.insert(site) }
 }
 
 extension SQLTransaction {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// The metadata in one SQLite file (WAL, synchronous=FULL, foreign keys on): the embedded
 /// default, `--data DIR`.
@@ -8,8 +9,10 @@ import GRDB
 /// committed version survive a power cut, which is what a document archive promises. The
 /// admin commands open the same file from another process while the server runs, so a busy
 /// database is waited for rather than failed.
-struct SQLiteMetadataDatabase: MetadataDatabase {
+final class SQLiteMetadataDatabase: MetadataDatabase {
     let pool: DatabasePool
+    /// Lock order: a leaf (observers are called after it is released).
+    private let observers = Mutex<[@Sendable (Set<Int64>?) -> Void]>([])
 
     init(path: String) throws {
         var configuration = Configuration()
@@ -22,20 +25,33 @@ struct SQLiteMetadataDatabase: MetadataDatabase {
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        try await pool.read { db in try body(GRDBTransaction(db: db)) }
+        try await pool.read { db in try body(GRDBTransaction(db: db, changed: ChangedSites())) }
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T {
-        try await pool.write { db in try body(GRDBTransaction(db: db)) }
+        let changed = ChangedSites()
+        let result = try await pool.write { db in try body(GRDBTransaction(db: db, changed: changed)) }
+        committed(changed)
+        return result
     }
 
     func writeBlocking<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) throws -> T {
-        try pool.write { db in try body(GRDBTransaction(db: db)) }
+        let changed = ChangedSites()
+        let result = try pool.write { db in try body(GRDBTransaction(db: db, changed: changed)) }
+        committed(changed)
+        return result
     }
 
     /// Another process's writes (an admin command) are not observed: a long-poll sees them
     /// when its wait ends.
-    func observeCommits(_ observer: @escaping @Sendable () -> Void) {}
+    func observeCommits(_ observer: @escaping @Sendable (Set<Int64>?) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    private func committed(_ changed: ChangedSites) {
+        guard !changed.sites.isEmpty else { return }
+        for observer in observers.withLock({ $0 }) { observer(changed.sites) }
+    }
 
     func close() {
         try? pool.close()
@@ -45,6 +61,9 @@ struct SQLiteMetadataDatabase: MetadataDatabase {
 /// A GRDB database connection inside `read` or `write`.
 private struct GRDBTransaction: SQLTransaction {
     let db: Database
+    let changed: ChangedSites
+
+    func changed(site: Int64) { changed.insert(site) }
 
     func rows(sql: String, arguments: [any SQLArgument]) throws -> [SQLRow] {
         try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments.map(Self.value))).map { row in
