@@ -8,8 +8,11 @@ Modules, each with one job:
   sign-in, its request log, checks of what it holds, the curl baselines' requests in its protocol;
 - measure: timing a command, medians, per-operation daemon figures, the result rows;
 - cases: the cases, each a function of the world and the recorder, written once for every backend;
-- load: the server-load case, no mount: sitefs-server under wrk on SQLite and PostgreSQL, one
-  and two instances, with a throwaway PostgreSQL cluster of its own;
+- load: the server-load case, on stores and servers of its own (not the seed): sitefs-server
+  under wrk on SQLite and PostgreSQL, one and two instances, with a throwaway PostgreSQL
+  cluster of its own;
+- crossing: server-load's last step, on its two instances: a change made through one reaching
+  a mount of the other, long-poll vs polling, and the idle mount's change-feed requests;
 - report: the table, the JSON result file kept per run, and comparing two runs;
 - cli: `run` (default), `compare`, `list`.
 """

@@ -2,7 +2,9 @@
 requests per second it answers with its metadata in SQLite (the baseline), in PostgreSQL,
 and in PostgreSQL shared by two instances on this machine, and what the CPU went to meanwhile
 (on a small machine the load tool, the servers and PostgreSQL share the same cores: that,
-not the server, is usually the limit here).
+not the server, is usually the limit here). Then, while the two instances still run, the one
+mount of the case (see crossing): a change made through one instance reaching a mount of the
+other, long-poll vs polling.
 
 Each configuration gets a fresh store: a user, a site imported from a folder of small files,
 the user granted it. Every configuration sees the same load: `connections` HTTP/1.1
@@ -20,7 +22,6 @@ its folder when the bench tells it to, or when its standard input ends because t
 died, however it died. The servers run under setpriv --pdeathsig TERM for the same reason.
 """
 
-import json
 import os
 import pwd
 import re
@@ -33,13 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from . import procs
+from . import crossing, procs
 from .measure import BenchFailure, log, median
-from .servers import NO_PROXY, write_private
+from .servers import api, write_private
 
 # The same total load everywhere: two instances get half each.
 CONNECTIONS = 8
@@ -294,9 +293,14 @@ class Instance:
         self.process = None
         self.url = None
 
+    @property
+    def log_path(self):
+        """Its standard error: a line per request it answered."""
+        return self.store.world.work / f"{self.name}.log"
+
     def start(self):
         w = self.store.world
-        out_path, log_path = w.work / f"{self.name}.out", w.work / f"{self.name}.log"
+        out_path, log_path = w.work / f"{self.name}.out", self.log_path
         with open(out_path, "w") as out, open(log_path, "w") as err:
             guard = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []  # it execs: same pid
             self.process = subprocess.Popen([*guard, str(w.bin / "sitefs-server"), "serve", *self.store.arguments, "--host",
@@ -319,23 +323,6 @@ class Instance:
         if self.process and self.process.poll() is None:
             procs.stop(self.process.pid, 0)
             self.process.wait(timeout=10)
-
-
-def api(url, method, path, token=None, body=None):
-    """One request for setting up and checking (never timed): the decoded JSON answer."""
-    request = urllib.request.Request(url + path, method=method)
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with NO_PROXY.open(request, data=data, timeout=60) as response:
-            payload = response.read()
-    except urllib.error.HTTPError as error:
-        raise BenchFailure(f"HTTP {error.code} for {method} {path}: {error.read()[:300]!r}")
-    return json.loads(payload) if payload else None
 
 
 # --- wrk ------------------------------------------------------------------------------------
@@ -453,7 +440,7 @@ def make_seed(world):
 
 def start_configuration(world, key, engine, count, cluster, seed):
     """A fresh store seeded with the site, its instances serving, a session: (instances,
-    token, site id, the upload targets' paths)."""
+    token, site id, the upload targets' ids, seconds the seeding took, the user's password)."""
     store = Store(world, key, cluster if engine == "postgres" else None)
     password = secrets.token_urlsafe(24)
     started = time.perf_counter()
@@ -476,7 +463,7 @@ def start_configuration(world, key, engine, count, cluster, seed):
     files = [item["id"] for item in page[:UPLOAD_FILES]]
     log(f"server-load: {key}: seeded {world.s.load_files} files in {seeded:.1f} s; "
         f"{count} instance(s) {' '.join(i.url for i in instances)}")
-    return instances, token, site, files, seeded
+    return instances, token, site, files, seeded, password
 
 
 def measure(world, instances, script, what, cluster):
@@ -503,9 +490,10 @@ def notes_of(figures, seconds):
     return "; ".join(parts)
 
 
-def run_configuration(world, rec, key, label, engine, count, cluster, seed, baselines):
-    """Seeds a store, serves it, and records its listing and upload rows."""
-    instances, token, site, files, seeded = start_configuration(world, key, engine, count, cluster, seed)
+def run_configuration(world, rec, key, label, engine, count, cluster, seed, baselines, broken):
+    """Seeds a store, serves it, and records its listing and upload rows; with two instances,
+    then the rows of a change crossing from one to a mount of the other (see crossing)."""
+    instances, token, site, files, seeded, password = start_configuration(world, key, engine, count, cluster, seed)
     try:
         listing = wrk_script(world.work / f"wrk-{key}-list.lua", token, "GET", [f"/v1/items/{site}/children?limit={LISTING_LIMIT}"])
         upload = wrk_script(world.work / f"wrk-{key}-put.lua", token, "PUT", [f"/v1/items/{f}/content" for f in files],
@@ -527,10 +515,24 @@ def run_configuration(world, rec, key, label, engine, count, cluster, seed, base
         size = api(instances[0].url, "GET", f"/v1/items/{files[0]}", token)["size"]
         if size != UPLOAD_BYTES:
             raise BenchFailure(f"{key}: an uploaded file has {size} bytes on the server, expected {UPLOAD_BYTES}")
+        if count == 2:
+            cross_instances(world, rec, instances, token, site, password, broken)
     finally:
         for instance in instances:
             instance.stop()
     return seeded
+
+
+def cross_instances(world, rec, instances, token, site, password, broken):
+    """crossing's rows on the running instances. Its failure is a FAIL row of its own: the
+    load rows above it stand."""
+    try:
+        crossing.remote_change(world, rec, instances, token, site, password)
+    except (BenchFailure, OSError, ValueError, KeyError, subprocess.SubprocessError) as error:
+        print(f"bench: server-load: remote change across instances: {error}", file=sys.stderr)
+        broken.append("server-load remote change across instances")
+        rec.failed("remote change on instance A until a mount on instance B lists it",
+                   f"see the error above ({type(error).__name__})")
 
 
 def server_load(world, rec, result):
@@ -538,7 +540,8 @@ def server_load(world, rec, result):
     baseline). A configuration that breaks is a FAIL row and the next one runs; rows are SKIP
     where a tool is missing. The cluster and every server are gone on return."""
     title = (f"sitefs-server under wrk, no mount: {CONNECTIONS} connections, {THREADS} wrk threads, "
-             f"{world.s.load_seconds} s per run, {os.cpu_count()} CPUs shared by wrk, the servers and PostgreSQL")
+             f"{world.s.load_seconds} s per run, {os.cpu_count()} CPUs shared by wrk, the servers and PostgreSQL; "
+             "then a change across its two instances, to a mount")
     result["servers"]["server-load"] = title
     why = install_missing()
     if why:
@@ -563,7 +566,7 @@ def server_load(world, rec, result):
                     result["servers"]["server-load"] = title + f"; PostgreSQL {cluster.version()}, fsync on"
                     log(f"server-load: PostgreSQL {cluster.version()} on {cluster.url}")
                 result["setup_seconds"]["server-load"] += run_configuration(world, rec, key, label, engine, count,
-                                                                            cluster, seed, baselines)
+                                                                            cluster, seed, baselines, result["broken"])
             except (BenchFailure, OSError, ValueError, KeyError, subprocess.SubprocessError) as error:
                 print(f"bench: server-load: {label}: {error}", file=sys.stderr)
                 result["broken"].append(f"server-load {key}")

@@ -14,7 +14,7 @@ SCHEMA = 1
 SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache",
          "server-load": "server-load stores seeded"}
 TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)",
-          "server-load": "sitefs-server under wrk, no mount"}
+          "server-load": "sitefs-server under wrk; a change across two instances"}
 
 
 def seconds_text(seconds, size_bytes=None):

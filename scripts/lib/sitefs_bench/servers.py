@@ -43,6 +43,23 @@ def write_private(path, text):
         f.write(text)
 
 
+def api(url, method, path, token=None, body=None):
+    """One request for setting up and checking (never timed): the decoded JSON answer."""
+    request = urllib.request.Request(url + path, method=method)
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with NO_PROXY.open(request, data=data, timeout=60) as response:
+            payload = response.read()
+    except urllib.error.HTTPError as error:
+        raise BenchFailure(f"HTTP {error.code} for {method} {path}: {error.read()[:300]!r}")
+    return json.loads(payload) if payload else None
+
+
 class Server:
     """What every backend has: a name for the table, the URL the mount signs in to, its
     request log, and the cases that make no sense on it (with why)."""

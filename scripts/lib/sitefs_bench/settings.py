@@ -6,8 +6,9 @@ from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
              "pin-small", "pin-large", "replay", "remote-change", "server-load"]
-# The cases that need no mount: they run once per run, after the backends (sitefs-server
-# alone under a load tool), and only when the sitefs backend is among the backends.
+# The cases that need neither the seed nor a backend's server: they run once per run, after
+# the backends (sitefs-server under a load tool, on servers of their own), and only when the
+# sitefs backend is among the backends.
 SERVER_CASES = ["server-load"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its

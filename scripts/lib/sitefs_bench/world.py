@@ -152,29 +152,34 @@ class World:
 
     # --- the mount ------------------------------------------------------------------------
 
-    def is_mounted(self):
-        with open("/proc/self/mounts") as f:
-            return any(line.split()[1] == str(self.mp) for line in f)
+    # The mountpoint is the bench's mount (`mp`) unless another is given: server-load mounts
+    # a server instance of its own at its own mountpoint, and tears it down the same way.
 
-    def find_daemon(self):
-        mp = str(self.mp)
+    def is_mounted(self, mp=None):
+        mp = str(mp or self.mp)
+        with open("/proc/self/mounts") as f:
+            return any(line.split()[1] == mp for line in f)
+
+    def find_daemon(self, mp=None):
+        mp = str(mp or self.mp)
         return procs.find_process(lambda a: len(a) > 4 and a[1] == "mount" and a[3] == mp and a[4] == "--daemon-child")
 
-    def unmount(self):
+    def unmount(self, mp=None):
         """Normal unmount (waits for uploads), fallbacks, and the daemon is gone after."""
-        pid = self.find_daemon()
-        if self.is_mounted():
-            result = self.sitefs("unmount", str(self.mp), "--timeout", "300", timeout=330, stdout=subprocess.DEVNULL,
+        mp = mp or self.mp
+        pid = self.find_daemon(mp)
+        if self.is_mounted(mp):
+            result = self.sitefs("unmount", str(mp), "--timeout", "300", timeout=330, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
             if result.returncode != 0:
                 log(f"sitefs unmount failed: {result.stderr.strip()}")
-                fallback = self.sitefs("unmount", "--no-wait", str(self.mp), timeout=30, capture_output=True)
+                fallback = self.sitefs("unmount", "--no-wait", str(mp), timeout=30, capture_output=True)
                 if fallback.returncode != 0:
-                    subprocess.run(["fusermount3", "-u", "-z", str(self.mp)], timeout=30)
+                    subprocess.run(["fusermount3", "-u", "-z", str(mp)], timeout=30)
         if pid and not procs.stop(pid, 60):
             raise BenchFailure(f"the mount daemon (pid {pid}) does not end")
-        if self.is_mounted():
-            raise BenchFailure(f"{self.mp} is still mounted")
+        if self.is_mounted(mp):
+            raise BenchFailure(f"{mp} is still mounted")
 
     def mount_cold(self):
         """A fresh mount with an empty cache."""
@@ -219,22 +224,27 @@ class World:
 
     # --- the end ----------------------------------------------------------------------------
 
+    def mounts_under_work(self):
+        with open("/proc/self/mounts") as f:
+            return [Path(line.split()[1]) for line in f if line.split()[1].startswith(str(self.work) + "/")]
+
     def close(self):
         """Unmounts, stops what it started and removes the work directory (kept with
         SITEFS_BENCH_KEEP=1). False when something stayed mounted."""
-        if self.bin and self.is_mounted():
-            self.sitefs("unmount", "--no-wait", str(self.mp), timeout=30, capture_output=True)
-        if self.is_mounted():
-            subprocess.run(["fusermount3", "-u", "-z", str(self.mp)], timeout=30)
-        pid = self.find_daemon()
-        if pid:
-            procs.stop(pid, 10)
+        # Every mount under the work directory: the bench's, and any a case left at its own mountpoint.
+        for mp in {self.mp, *self.mounts_under_work()}:
+            if self.bin and self.is_mounted(mp):
+                self.sitefs("unmount", "--no-wait", str(mp), timeout=30, capture_output=True)
+            if self.is_mounted(mp):
+                subprocess.run(["fusermount3", "-u", "-z", str(mp)], timeout=30)
+            pid = self.find_daemon(mp)
+            if pid:
+                procs.stop(pid, 10)
         if self.server:
             self.server.stop()
-        with open("/proc/self/mounts") as f:
-            if any(line.split()[1].startswith(str(self.work) + "/") for line in f):
-                print(f"bench: something is still mounted under {self.work}; not deleting it")
-                return False
+        if self.mounts_under_work():
+            print(f"bench: something is still mounted under {self.work}; not deleting it")
+            return False
         if self.s.keep:
             log(f"kept {self.work}")
         else:
