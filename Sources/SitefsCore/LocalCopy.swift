@@ -32,6 +32,10 @@ final class LocalCopy: @unchecked Sendable {
     var state: State = .loading
     /// The server version this content derives from (uploads are conditional on it).
     var baseVersion: String?
+    /// The item as it was when a handle last opened this copy: what `fstat` and `ftruncate`
+    /// through an open handle go by once the server's item is gone (deleted there while the
+    /// file is open; the save then creates it again).
+    var knownItem: ProviderItem?
     /// Open handles, and how many of them write. Never negative (asserted in debug builds).
     var handles = 0 { didSet { assert(handles >= 0, "\(identifier): handle count \(handles)") } }
     var writers = 0 { didSet { assert(writers >= 0 && writers <= handles, "\(identifier): \(writers) writers of \(handles) handles") } }

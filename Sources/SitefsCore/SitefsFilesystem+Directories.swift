@@ -15,7 +15,7 @@ extension SitefsFilesystem {
         guard inode != .root else {
             return AttributesReply(attributes: AttributeMapping.root(configuration: configuration, mountedAt: startedAt), timeout: configuration.kernelCacheTimeout)
         }
-        let item = try currentItem(try identifier(of: inode))
+        let item = try currentItem(try identifier(of: inode), openThrough: handle)
         return AttributesReply(attributes: attributes(of: item, inode: inode), timeout: configuration.kernelCacheTimeout)
     }
 

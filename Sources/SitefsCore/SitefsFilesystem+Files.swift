@@ -116,6 +116,7 @@ extension SitefsFilesystem {
             let unused = copy.handles == 0
             copy.handles += 1
             if writer { copy.writers += 1 }
+            copy.knownItem = item
             return (copy, existing == nil, unused)
         }
         do {
@@ -335,9 +336,11 @@ extension SitefsFilesystem {
             return
         }
         // A file only here is known by the namespace for sure (a listing may have refreshed
-        // the cache without it); its job must name where to create it.
+        // the cache without it); its job must name where to create it. A server file the
+        // change feed reported deleted while open is no longer cached: its name and folder as
+        // the handle knew them let the upload create it again (no edit is lost).
         let known = copy.identifier.isLocal ? sync.createdItem(copy.identifier) ?? cache.item(copy.identifier)
-                                            : cache.item(copy.identifier)
+                                            : cache.item(copy.identifier) ?? copy.knownItem
         if copy.identifier.isLocal, known?.parent == nil {
             copy.condition.unlock()
             logger.error("cannot save \(copy.identifier): the new file's folder is unknown")
@@ -493,7 +496,7 @@ extension SitefsFilesystem {
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
         guard inode != .root else { throw .permissionDenied }
         let identifier = try identifier(of: inode)
-        var item = try currentItem(identifier)
+        var item = try currentItem(identifier, openThrough: handle)
         if let size = changes.size {
             guard item.kind == .file else { throw .isDirectory }
             guard item.capabilities.contains(.write), !configuration.readOnly else { throw .permissionDenied }

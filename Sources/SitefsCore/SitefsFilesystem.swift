@@ -144,6 +144,24 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     }
 
     /// The current metadata of an item: cached while fresh, else from the server.
+    /// `currentItem`, or for a file open through `handle` whose item has gone meanwhile
+    /// (deleted on the server, or here), the item as the handle knew it: an open file keeps
+    /// answering `fstat` and `ftruncate`, as POSIX has it, and its edits are kept (the save
+    /// creates it again). A change feed that reports a deletion at once (a long-poll) made
+    /// this window wide: an editor's truncate-and-write after its file was deleted elsewhere
+    /// failed with ENOENT.
+    func currentItem(_ identifier: ItemIdentifier, openThrough handle: HandleID?) throws(Errno) -> ProviderItem {
+        do {
+            return try currentItem(identifier)
+        } catch {
+            guard error == .noSuchFileOrDirectory, let handle, case .local(let copy, _)? = handles.file(handle) else { throw error }
+            copy.condition.lock()
+            defer { copy.condition.unlock() }
+            guard let known = copy.knownItem, known.identifier == identifier else { throw error }
+            return known
+        }
+    }
+
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
         if identifier.isLocal {
             // Only this mount knows it (until its upload creates it on the server).

@@ -41,6 +41,9 @@ struct MountDurabilityTests {
         let item = try #require(try fixture.serverItem("Riverside/notes.txt"))
         try edit(fixture.path("Riverside/notes.txt"), to: "final") {
             _ = try fixture.api.call("DELETE", "/v1/items/\(item.id)")
+            // The mount has heard of the deletion (its long-poll) before the open file is
+            // truncated and written: the handle still works, as an unlinked file's does.
+            #expect(eventually(timeout: .seconds(15)) { !FileManager.default.fileExists(atPath: fixture.path("Riverside/notes.txt")) })
         }
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         #expect(try fixture.serverContent("Riverside/notes.txt") == "final")
