@@ -49,8 +49,7 @@ final class PinKeeper: @unchecked Sendable {
     }
 
     /// Asks for a pass soon (coalesced with one already asked for).
-    func request(_ file: String = #fileID, _ line: Int = #line) {
-        dbg("request from \(file):\(line) keeper \(ObjectIdentifier(self))")
+    func request() {
         condition.lock()
         requested = true
         condition.broadcast()
@@ -90,9 +89,7 @@ final class PinKeeper: @unchecked Sendable {
             requested = false
             running = true
             condition.unlock()
-            dbg("pass begins keeper \(ObjectIdentifier(self))")
             pass()
-            dbg("pass ends \(progress.files) \(progress.localFiles) \(progress.problem ?? "-")")
             condition.lock()
             running = false
             condition.broadcast()
@@ -133,7 +130,6 @@ final class PinKeeper: @unchecked Sendable {
             status.problem = nil
             status.budget = limit
         }
-        dbg("set: \(set.files.map { "\($0.name)=\($0.identifier)@\($0.version)" })")
         for item in set.files {
             if isStopped { return }
             let size = max(item.size, 0)
@@ -142,9 +138,7 @@ final class PinKeeper: @unchecked Sendable {
                 continue
             }
             budgetUsed += size
-            let kept = keep(item, in: filesystem)
-            dbg("keep \(item.name) \(item.identifier): \(kept)")
-            switch kept {
+            switch keep(item, in: filesystem) {
             case .current:
                 local.files += 1
                 local.bytes += size
@@ -246,10 +240,4 @@ public struct PinStatus: Codable, Sendable {
         case localFiles = "local_files"
         case localBytes = "local_bytes"
     }
-}
-
-let dbgStart = ContinuousClock.now
-func dbg(_ s: String) {
-    guard ProcessInfo.processInfo.environment["PINDBG"] != nil else { return }
-    FileHandle.standardError.write(Data("PINDBG \(ContinuousClock.now - dbgStart) [tid \(gettid())] \(s)\n".utf8))
 }

@@ -130,7 +130,17 @@ extension SitefsFilesystem {
             if case .failed = copy.state { failed = true } else { failed = false }
             copy.condition.unlock()
             if failed {
-                copies.withLock { if $0[item.identifier] === copy { $0[item.identifier] = nil } }
+                // Dropped under the key it has now, not `item`'s: a new file's upload that
+                // finished while this ran moved the copy to the server's identifier
+                // (`rekeyCopy`), where, left behind failed, it failed the next open, and the
+                // pin keeper's pass that the upload asked for (which does not retry), of the
+                // same file. Lock order: the registry, then the copy's lock (as `rekeyCopy`).
+                copies.withLock { copies in
+                    copy.condition.lock()
+                    let key = copy.identifier
+                    copy.condition.unlock()
+                    if copies[key] === copy { copies[key] = nil }
+                }
             } else {
                 cleanUpIfDone(copy)
             }

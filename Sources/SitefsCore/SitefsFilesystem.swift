@@ -97,10 +97,13 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // And items deleted before it, their delete still queued, stay gone (the cache on disk
         // may still list them: it is written in the background).
         for identifier in sync.restored.removed { cache.remove(identifier) }
-        sync.start { [weak self] event in self?.apply(event) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval,
                                   changeWait: configuration.changeWait, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
+        // Only now: a save resumed from the journal may reach the server at once, and its
+        // event asks the keeper for a pass (`apply`); started before the keeper existed, a
+        // worker found it nil and the mount crashed.
+        sync.start { [weak self] event in self?.apply(event) }
         // Pinned files missed while offline are fetched once the server answers again.
         self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }
         self.backend.monitor.whenSignInRequired { [weak self] in self?.onNotice?(.signInRequired) }
@@ -143,7 +146,6 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         return text
     }
 
-    /// The current metadata of an item: cached while fresh, else from the server.
     /// `currentItem`, or for a file open through `handle` whose item has gone meanwhile
     /// (deleted on the server, or here), the item as the handle knew it: an open file keeps
     /// answering `fstat` and `ftruncate`, as POSIX has it, and its edits are kept (the save
@@ -162,6 +164,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         }
     }
 
+    /// The current metadata of an item: cached while fresh, else from the server.
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
         if identifier.isLocal {
             // Only this mount knows it (until its upload creates it on the server).
