@@ -49,9 +49,7 @@ import Testing
 
         /// The same storage in this process (what a third instance would see).
         func storage() throws -> ServerStorage {
-            let cluster = database.cluster
-            let location = PostgresLocation(endpoint: .tcp(host: cluster.host, port: cluster.port), user: cluster.user,
-                                            database: database.name, password: cluster.password, tls: .disable)
+            let location = database.location
             return try ServerStorage(configuration: ServerConfiguration(dataDirectory: blobs, database: location, databaseConnections: 1))
         }
     }

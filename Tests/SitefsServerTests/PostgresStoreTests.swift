@@ -23,9 +23,7 @@ import Testing
         init() throws {
             database = try PostgresCluster.shared().createDatabase()
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-pg-\(UUID().uuidString.prefix(8))")
-            let cluster = database.cluster
-            let location = PostgresLocation(endpoint: .tcp(host: cluster.host, port: cluster.port), user: cluster.user,
-                                            database: database.name, password: cluster.password, tls: .disable)
+            let location = database.location
             let configuration = ServerConfiguration(dataDirectory: folder, database: location, passwordIterations: 1_000)
             let gate = self.gate
             var logger = Logger(label: "postgres-store-test")
@@ -183,9 +181,7 @@ import Testing
         defer { try? database.drop() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-pg-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let cluster = database.cluster
-        let location = PostgresLocation(endpoint: .tcp(host: cluster.host, port: cluster.port), user: cluster.user,
-                                        database: database.name, password: cluster.password, tls: .disable)
+        let location = database.location
         let configuration = ServerConfiguration(dataDirectory: folder, database: location, databaseConnections: 1)
         let storages = try await withThrowingTaskGroup(of: ServerStorage.self) { group in
             for _ in 0..<4 { group.addTask { try ServerStorage(configuration: configuration) } }

@@ -42,9 +42,7 @@ struct TestEnvironment: Sendable {
                 return fresh
             }
             postgres = database
-            let cluster = database.cluster
-            location = PostgresLocation(endpoint: .tcp(host: cluster.host, port: cluster.port), user: cluster.user,
-                                        database: database.name, password: cluster.password, tls: .disable)
+            location = database.location
         } else {
             postgres = nil
         }
@@ -107,5 +105,14 @@ final class ManualWallClock: Sendable {
     var now: Timestamp { time.withLock { $0 } }
     func advance(by seconds: Double) {
         time.withLock { $0 = Timestamp(microsecondsSinceEpoch: $0.microseconds + Int64(seconds * 1_000_000)) }
+    }
+}
+
+extension PostgresTestDatabase {
+    /// Where the server under test finds this database (the test cluster's password given
+    /// directly: no environment or .pgpass to read in-process).
+    var location: PostgresLocation {
+        PostgresLocation(endpoint: .tcp(host: cluster.host, port: cluster.port), user: cluster.user,
+                         database: name, password: cluster.password, tls: .disable)
     }
 }
