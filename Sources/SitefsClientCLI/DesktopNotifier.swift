@@ -80,13 +80,32 @@ final class DesktopNotifier: Sendable {
             if !conflicts.isEmpty { body += "\n\(conflicts.count) saves were also kept as conflict copies." }
             return Message(summary: "sitefs: sign in again", body: body)
         }
-        if conflicts.count == 1 {
-            return Message(summary: "sitefs: your edit was kept as a conflict copy",
-                           body: "\(conflicts[0].path) changed on the server while you edited it; your version is beside it as \(conflicts[0].copy).")
+        if conflicts.count == notices.count, conflicts.count > 1 {
+            return Message(summary: "sitefs: \(conflicts.count) edits were kept as conflict copies",
+                           body: conflicts.prefix(5).map { "\($0.path) → \($0.copy)" }.joined(separator: "\n")
+                               + (conflicts.count > 5 ? "\n…" : ""))
         }
-        return Message(summary: "sitefs: \(conflicts.count) edits were kept as conflict copies",
-                       body: conflicts.prefix(5).map { "\($0.path) → \($0.copy)" }.joined(separator: "\n")
-                           + (conflicts.count > 5 ? "\n…" : ""))
+        let messages = notices.map(message(for:))
+        if messages.count == 1 { return messages[0] }
+        return Message(summary: "sitefs: \(messages.count) things happened to your saves",
+                       body: messages.prefix(5).map(\.body).joined(separator: "\n") + (messages.count > 5 ? "\n…" : ""))
+    }
+
+    /// One notice on its own.
+    private static func message(for notice: MountNotice) -> Message {
+        switch notice {
+        case .conflict(let path, let copy):
+            return Message(summary: "sitefs: your edit was kept as a conflict copy",
+                           body: "\(path) changed on the server while you edited it; your version is beside it as \(copy).")
+        case .foldersRemade(let path, let file):
+            return Message(summary: "sitefs: a deleted folder was made again for your save",
+                           body: "\(path) was deleted on the server while you saved \(file) in it; it was made again with your file in it.")
+        case .rescued(let path, let savedAs, let reason):
+            return Message(summary: "sitefs: your edit was saved under another name",
+                           body: "\(path) could not be saved (\(reason)); your edit is in \(savedAs).")
+        case .signInRequired:
+            return Message(summary: "sitefs: sign in again", body: "The server no longer accepts your sign-in.")
+        }
     }
 
     private func send(_ message: Message) {

@@ -43,12 +43,14 @@ struct MountDaemon {
         let signedIn = CredentialStore.standard.entry(for: server)
         let backend = try makeBackend(kind: signedIn?.kind ?? .sitefs, timeouts: timeouts, logger: logger)
         try probe(backend, logger: logger)
-        let configuration = FilesystemConfiguration(
+        var configuration = FilesystemConfiguration(
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
             changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: getgid(),
             readOnly: options.readOnly, writeBackDelay: .milliseconds(Int64(options.writeBackDelay * 1000)),
             namespaceWait: .milliseconds(Int64(options.ioTimeout * 1000)), cacheSizeLimit: options.cacheSize?.bytes,
             changeWait: .milliseconds(Int64(min(options.changeWait, 3600) * 1000)))
+        // A save no folder on the server takes is copied here, where its owner finds it.
+        configuration.rescueDirectory = UserDirectories.data.appendingPathComponent("sitefs/rescued").path
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,

@@ -27,6 +27,12 @@ struct Status: ParsableCommand {
         for kept in status.uploads.notApplied {
             print("  not applied: \(TerminalText.escaped(kept.name)): \(TerminalText.escaped(kept.reason))")
         }
+        for remade in status.uploads.remade {
+            print("  made again: \(TerminalText.escaped(remade.path)): \(TerminalText.escaped(remade.reason))")
+        }
+        for rescue in status.uploads.rescued {
+            print("  rescued: \(TerminalText.escaped(rescue.name)): \(TerminalText.escaped(rescue.reason)); your edit is in \(TerminalText.escaped(rescue.savedAs))")
+        }
         for conflict in status.uploads.conflicts {
             print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server; your edit is in \(TerminalText.escaped(conflict.savedAs))")
         }

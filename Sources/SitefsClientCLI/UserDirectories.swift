@@ -26,6 +26,9 @@ enum UserDirectories {
     /// `$XDG_CACHE_HOME`, else ~/.cache.
     static var cache: URL { xdg("XDG_CACHE_HOME") ?? home.appendingPathComponent(".cache") }
 
+    /// `$XDG_DATA_HOME`, else ~/.local/share.
+    static var data: URL { xdg("XDG_DATA_HOME") ?? home.appendingPathComponent(".local/share") }
+
     /// An XDG variable, if set to an absolute path (the specification says to ignore others).
     private static func xdg(_ name: String) -> URL? {
         guard let value = ProcessInfo.processInfo.environment[name], value.hasPrefix("/") else { return nil }

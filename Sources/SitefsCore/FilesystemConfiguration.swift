@@ -39,6 +39,10 @@ public struct FilesystemConfiguration: Sendable {
     public var cacheSizeLimit: Int64?
     /// What ages cached metadata: the system clock; a manual one in tests.
     public var clock: MountClock
+    /// Where a save that no folder on the server would take is copied, so its owner finds it
+    /// ($XDG_DATA_HOME/sitefs/rescued for the daemon); nil: it stays in staging only, for
+    /// `sitefs retry`.
+    public var rescueDirectory: String?
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,

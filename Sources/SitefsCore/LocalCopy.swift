@@ -2,6 +2,7 @@ import Foundation
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import SystemPackage
 
 #if canImport(Glibc)
@@ -36,6 +37,10 @@ final class LocalCopy: @unchecked Sendable {
     /// through an open handle go by once the server's item is gone (deleted there while the
     /// file is open; the save then creates it again).
     var knownItem: ProviderItem?
+    /// Where `knownItem`'s folder stood when the file was opened: a save after the change
+    /// feed reported that folder deleted (and the cache forgot it) still says where to make
+    /// it again.
+    var knownFolders: FolderChain?
     /// Open handles, and how many of them write. Never negative (asserted in debug builds).
     var handles = 0 { didSet { assert(handles >= 0, "\(identifier): handle count \(handles)") } }
     var writers = 0 { didSet { assert(writers >= 0 && writers <= handles, "\(identifier): \(writers) writers of \(handles) handles") } }

@@ -5,6 +5,12 @@ public enum MountNotice: Sendable, Equatable {
     /// since it was opened): it was kept beside it as `copyName`. `path` is the file's
     /// place in the mount ("Site/Folder/file").
     case conflict(path: String, copyName: String)
+    /// Folders deleted on the server were made again there because `file` was saved into
+    /// them here (edits win over deletes). `path` is the deepest one's place in the mount.
+    case foldersRemade(path: String, file: String)
+    /// The server refused a save for good (`reason`); the edit was saved as `savedAs`
+    /// ("Site/Folder/NAME (rescued ...).EXT") instead. `path` is the file's place.
+    case rescued(path: String, savedAs: String, reason: String)
     /// The server no longer accepts the mount's sign-in: nothing more reaches it until
     /// `sitefs login` (saves wait in the journal).
     case signInRequired

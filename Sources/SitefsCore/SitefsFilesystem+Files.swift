@@ -105,6 +105,7 @@ extension SitefsFilesystem {
                 throw .ioError
             }
         }
+        let folders = item.parent.flatMap(folderChain(of:))
         // The handle is reserved while the registry is locked, so a concurrent release cannot
         // delete the copy between finding it here and using it.
         let (copy, isNew, wasUnused) = copies.withLock { copies -> (LocalCopy, Bool, Bool) in
@@ -117,6 +118,7 @@ extension SitefsFilesystem {
             copy.handles += 1
             if writer { copy.writers += 1 }
             copy.knownItem = item
+            if let folders { copy.knownFolders = folders }
             return (copy, existing == nil, unused)
         }
         do {
@@ -366,7 +368,13 @@ extension SitefsFilesystem {
         let size = copy.size() ?? 0
         let modified = copy.pendingModified ?? copy.settledModificationTime()
         let baseVersion = copy.baseVersion
+        let foldersWhenOpened = copy.knownFolders
         copy.condition.unlock()
+        // Where its folder stands, to make it again should it be gone on the server when the
+        // upload goes; as the file was opened when the cache has forgotten it meanwhile.
+        let folders = known?.parent.flatMap { parent in
+            folderChain(of: parent) ?? (foldersWhenOpened?.folder == parent ? foldersWhenOpened : nil)
+        }
 
         var linked = false
         let outcome = Result { () throws(Errno) -> String in
@@ -385,7 +393,7 @@ extension SitefsFilesystem {
             do {
                 try sync.saved(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
                                        parent: known?.parent, stagedPath: staged, size: size,
-                                       baseVersion: baseVersion, modified: modified))
+                                       baseVersion: baseVersion, modified: modified, folders: folders))
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.
                 Glibc.unlink(staged)
@@ -456,20 +464,22 @@ extension SitefsFilesystem {
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
             onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name))
         case .replaced(let former, let item):
-            // The edit lives on under a server id: the open file and its inode follow it. The
-            // new entry goes in before the old one goes, so a lookup meanwhile finds one.
-            let shown = cache.item(former)
-            if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
-            rekeyCopy(from: former, to: item)
-            cache.upsert(item)
-            if item.kind != .file { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
-            cache.remove(former)
-            if let shown, !ItemName.same(shown.name, item.name) {
-                // Saved under a conflict name: the name it had shown belongs to the server's
-                // file, which the listing left out while this one was pending.
-                if let parent = shown.parent { cache.forgetListing(of: parent) }
-                invalidateEntry(in: shown.parent, named: shown.name)
+            replace(former, by: item)
+        case .rescued(let identifier, let copy, let savedAs, let reason):
+            let path = displayPath(of: identifier)
+            if identifier.isLocal {
+                replace(identifier, by: copy)  // the new file is the rescued copy from now on
+            } else {
+                cache.upsert(copy)
+                conflictCopies.withLock { _ = $0.insert(copy.identifier) }
             }
+            onNotice?(.rescued(path: path, savedAs: savedAs, reason: reason))
+        case .foldersRemade(let remade):
+            // Deleted on the server, made again for a save here: shown again where they were.
+            for folder in remade.folders { cache.upsert(folder) }
+            cache.forgetListing(of: remade.anchor)
+            if let outermost = remade.folders.first { invalidateEntry(in: remade.anchor, named: outermost.name) }
+            onNotice?(.foldersRemade(path: remade.path, file: remade.file))
         case .failed:
             break  // the snapshot stays in the journal for `sitefs retry`
         case .renamed(let item, let requested):
@@ -501,6 +511,25 @@ extension SitefsFilesystem {
         // killed in between and mounted again offline shows the old state (the old name, no
         // new file) and a save to the real name makes a second file (the soak caught it).
         metadata.flush()
+    }
+
+    /// What the mount knew as `former` lives on as the server item `item`: the open file and
+    /// its inode follow it. The new entry goes in before the old one goes, so a lookup
+    /// meanwhile finds one.
+    private func replace(_ former: ItemIdentifier, by item: ProviderItem) {
+        let shown = cache.item(former)
+        if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
+        rekeyCopy(from: former, to: item)
+        cache.upsert(item)
+        if item.kind != .file { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
+        cache.remove(former)
+        if let shown, !ItemName.same(shown.name, item.name) || shown.parent != item.parent {
+            // Saved under another name or in a folder made again: the name it had shown
+            // belongs to the server's file (the listing left it out while this one was
+            // pending), or to nothing any more.
+            if let parent = shown.parent { cache.forgetListing(of: parent) }
+            invalidateEntry(in: shown.parent, named: shown.name)
+        }
     }
 
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {

@@ -220,6 +220,26 @@ extension SitefsFilesystem {
         return names.isEmpty ? identifier.description : names.reversed().joined(separator: "/")
     }
 
+    /// Where `folder` stands on the mount (see `FolderChain`): its site and every folder down
+    /// to it, as the cache and the engine's folders made here know them; nil when a link is
+    /// unknown, or the chain does not reach a site within `FolderChain.maximumDepth`.
+    func folderChain(of folder: ItemIdentifier) -> FolderChain? {
+        var links: [FolderChain.Link] = []
+        var current = folder
+        while links.count < FolderChain.maximumDepth {
+            if current.isSite {
+                links.append(FolderChain.Link(identifier: current, name: cache.item(current)?.name ?? current.site))
+                return FolderChain(links.reversed())
+            }
+            guard let item = sync.createdItem(current) ?? cache.item(current), item.kind != .file, let parent = item.parent else {
+                return nil
+            }
+            links.append(FolderChain.Link(identifier: current, name: item.name))
+            current = parent
+        }
+        return nil
+    }
+
     static func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
 }
 

@@ -86,7 +86,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                               parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay,
                               renamesWait: configuration.namespaceWait, userName: userName, unlinker: content.unlinker,
                               clock: configuration.clock, pinsPath: cacheDirectory.appendingPathComponent("pins.sqlite").path,
-                              logger: logger)
+                              rescueDirectory: configuration.rescueDirectory, logger: logger)
+        sync.folderChains = { [weak self] folder in self?.folderChain(of: folder) }
         content.removeLeftovers(keeping: sync.stagedPaths, copies: restorePinnedCopies())
         // After a restart: files created and renames made before it, still in the journal,
         // are shown again where the user left them.

@@ -28,6 +28,9 @@ public struct NamespaceOperation: Sendable, Equatable {
     public var parent: ItemIdentifier?
     /// delete: the version the user saw.
     public var baseVersion: String?
+    /// mkdir: where `parent` stood on the mount, made again if it is gone on the server when
+    /// the mkdir goes.
+    public var folders: FolderChain?
     /// Its place in the order of operations (the journal's), 0 until recorded.
     var sequence: Int64 = 0
     /// Not tried again before this: put back while the mount was offline (not persisted; a
@@ -36,12 +39,14 @@ public struct NamespaceOperation: Sendable, Equatable {
     /// Times it was put back in a row, for the wait before the next try.
     var postponements = 0
 
-    public init(kind: Kind, identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, baseVersion: String? = nil) {
+    public init(kind: Kind, identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, baseVersion: String? = nil,
+                folders: FolderChain? = nil) {
         self.kind = kind
         self.identifier = identifier
         self.name = name
         self.parent = parent
         self.baseVersion = baseVersion
+        self.folders = folders
     }
 }
 

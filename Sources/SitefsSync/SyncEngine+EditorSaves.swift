@@ -72,7 +72,7 @@ extension SyncEngine {
         moved.name = name
         // Shown under the new name first, so a save made meanwhile already goes there.
         namespace.addCreated(moved)
-        guard uploader.retarget(item.identifier, name: name, parent: folder) else {
+        guard uploader.retarget(item.identifier, name: name, parent: folder, folders: chain(of: folder)) else {
             // Back as it was, unless its create has finished: then the server item stands
             // for it and the local one must not come back.
             namespace.removeCreated(item.identifier)

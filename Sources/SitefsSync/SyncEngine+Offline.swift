@@ -13,7 +13,7 @@ extension SyncEngine {
         namespace.addCreated(folder)
         do {
             try uploader.enqueueOperation(NamespaceOperation(kind: .makeFolder, identifier: folder.identifier, name: folder.name,
-                                                             parent: folder.parent))
+                                                             parent: folder.parent, folders: folder.parent.flatMap(chain(of:))))
         } catch {
             namespace.removeCreated(folder.identifier)
             logger.error("cannot record mkdir \(folder.name) in the journal: \(error)")
@@ -57,7 +57,7 @@ extension SyncEngine {
     /// A folder made here renamed or moved before its mkdir went: it is made there instead.
     /// `.awaitCreate` when the mkdir has gone: rename what it made.
     func moveMadeFolder(_ folder: ProviderItem, to parent: ItemIdentifier, named name: String) -> RenameResult {
-        guard uploader.retargetMakeFolder(folder.identifier, name: name, parent: parent) else {
+        guard uploader.retargetMakeFolder(folder.identifier, name: name, parent: parent, folders: chain(of: parent)) else {
             return .awaitCreate(restored: namespace.created(folder.identifier))
         }
         var moved = folder

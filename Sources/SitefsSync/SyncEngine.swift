@@ -34,6 +34,10 @@ public final class SyncEngine: @unchecked Sendable {
     let userName: String
     /// Set once by `start`, before any worker runs; read by the workers only.
     private var handler: (@Sendable (SyncEvent) -> Void)?
+    /// Where a folder stands on the mount (see `FolderChain`), as the core knows it: asked
+    /// with no lock of the engine's held when a mkdir or a move is recorded. Set once by the
+    /// core before anything is recorded.
+    public var folderChains: (@Sendable (ItemIdentifier) -> FolderChain?)?
     private let parallelism: Int
     /// How long a change made on the server at once waits for the renames queued before it.
     let renamesWait: Duration
@@ -57,7 +61,7 @@ public final class SyncEngine: @unchecked Sendable {
     /// sent before `start`.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration,
                 renamesWait: Duration, userName: String, unlinker: BackgroundUnlinker, clock: MountClock,
-                pinsPath: String? = nil, logger: Logger) throws {
+                pinsPath: String? = nil, rescueDirectory: String? = nil, logger: Logger) throws {
         self.logger = logger
         pins = try PinRegistry(path: pinsPath)
         self.renamesWait = renamesWait
@@ -66,11 +70,12 @@ public final class SyncEngine: @unchecked Sendable {
         let relay = EventRelay()
         uploader = try Uploader(backend: backend, journalPath: journalPath, parallelism: parallelism,
                                 settleDelay: settleDelay, userName: userName, unlinker: unlinker, clock: clock,
-                                logger: logger) { outcome in relay.upload(outcome) }
+                                rescueDirectory: rescueDirectory, logger: logger) { outcome in relay.upload(outcome) }
         restored = Self.restore(from: uploader, into: namespace, userName: userName)
         relay.engine = self
         uploader.onRenameOutcome = { outcome in relay.rename(outcome) }
         uploader.onOperationOutcome = { outcome in relay.operation(outcome) }
+        uploader.onFoldersRemade = { remade in relay.engine?.deliver(.foldersRemade(remade)) }
         // Folder operations put back while offline go as soon as the server answers again.
         (backend as? MonitoredBackend)?.monitor.whenReconnected { [weak uploader] in uploader?.serverReachableAgain() }
     }
@@ -146,6 +151,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// True when a server listing of `folder` would not show what the mount shows.
     public func changesListing(of folder: ItemIdentifier) -> Bool { namespace.touches(folder) }
 
+    /// Where `folder` stands on the mount now, nil when the core cannot tell.
+    func chain(of folder: ItemIdentifier) -> FolderChain? { folderChains?(folder) }
+
     /// A file created here and not on the server yet, as the mount shows it.
     public func createdItem(_ identifier: ItemIdentifier) -> ProviderItem? { namespace.created(identifier) }
 
@@ -214,6 +222,11 @@ public final class SyncEngine: @unchecked Sendable {
             let shown = namespace.view(item)
             namespace.removeCreated(job.identifier)
             event = .replaced(job.identifier, by: shown)
+        case .rescued(_, let copy, let savedAs, let reason):
+            // A file only here is the rescued copy from now on; a server file keeps its own
+            // version, with the edit beside it.
+            if job.identifier.isLocal { namespace.removeCreated(job.identifier) }
+            event = .rescued(job.identifier, copy: copy, savedAs: savedAs, reason: reason)
         case .failed:
             event = .failed(job.identifier)
         }

@@ -13,6 +13,11 @@ public struct SyncStatus: Sendable, Codable {
     /// changed or filled the item meanwhile, or it refused), with why: what the user wanted
     /// gone is still there.
     public var notApplied: [Failure] = []
+    /// Folders made again on the server because something was saved into them here after
+    /// they were deleted there.
+    public var remade: [Remade] = []
+    /// Saves the server refused for good, kept under another name where it took them.
+    public var rescued: [Rescue] = []
 
     public struct Progress: Sendable, Codable {
         public var name: String
@@ -25,6 +30,24 @@ public struct SyncStatus: Sendable, Codable {
         public var reason: String
     }
 
+    public struct Remade: Sendable, Codable {
+        /// "Site/Folder", as the mount shows it now.
+        public var path: String
+        public var reason: String
+    }
+
+    public struct Rescue: Sendable, Codable {
+        public var name: String
+        /// "Site/Folder/NAME (rescued ...).EXT".
+        public var savedAs: String
+        public var reason: String
+
+        enum CodingKeys: String, CodingKey {
+            case name, reason
+            case savedAs = "saved_as"
+        }
+    }
+
     public struct Conflict: Sendable, Codable {
         public var name: String
         public var savedAs: String
@@ -34,6 +57,7 @@ public struct SyncStatus: Sendable, Codable {
         case pending, uploading, progress, failed, conflicts
         case signInRequired = "sign_in_required"
         case notApplied = "not_applied"
+        case remade, rescued
     }
 
     public init(pending: Int, uploading: [String], progress: [Progress], failed: [Failure], conflicts: [Conflict],
@@ -57,5 +81,7 @@ public struct SyncStatus: Sendable, Codable {
         conflicts = try c.decode([Conflict].self, forKey: .conflicts)
         signInRequired = try c.decode(Bool.self, forKey: .signInRequired)
         notApplied = try c.decodeIfPresent([Failure].self, forKey: .notApplied) ?? []
+        remade = try c.decodeIfPresent([Remade].self, forKey: .remade) ?? []
+        rescued = try c.decodeIfPresent([Rescue].self, forKey: .rescued) ?? []
     }
 }

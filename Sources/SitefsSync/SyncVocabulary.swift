@@ -16,6 +16,13 @@ public enum SyncEvent: Sendable {
     case replaced(ItemIdentifier, by: ProviderItem)
     /// A save the engine cannot resolve: kept for `sitefs retry`.
     case failed(ItemIdentifier)
+    /// The server refused a save for good (`reason`); its content is `copy`, at `savedAs`
+    /// ("Site/Folder/NAME (rescued ...).EXT"). A file only here (a local identifier) became
+    /// that copy; a server file keeps its version and name.
+    case rescued(ItemIdentifier, copy: ProviderItem, savedAs: String, reason: String)
+    /// Folders deleted on the server were made again there because something was saved into
+    /// them here; what goes into them follows in its own event.
+    case foldersRemade(FoldersRemade)
     /// A deferred rename reached the server; `requested` is where the user put the item (the
     /// server may have answered with another name).
     case renamed(ProviderItem, requested: (parent: ItemIdentifier, name: String))
@@ -36,7 +43,8 @@ public enum SyncEvent: Sendable {
         case .conflicted(let identifier, _, let copy): [copy.identifier, identifier]
         case .replaced(let former, let item): [item.identifier, former]
         case .failed(let identifier): [identifier]
-        case .renamed, .renameDropped, .restored: []
+        case .rescued(let identifier, let copy, _, _): [copy.identifier, identifier]
+        case .renamed, .renameDropped, .restored, .foldersRemade: []
         }
     }
 }

@@ -9,7 +9,9 @@ extension Uploader {
     ///   works (or a newer save of the file takes over, or the uploader stops);
     /// - 412, the server has a newer version: that version keeps the name and the edit is
     ///   created next to it as `NAME (conflict YYYY-MM-DD HHMMSS USER).EXT`;
-    /// - 404, deleted on the server: the edit is created again under its name;
+    /// - 404, deleted on the server: the edit is created again under its name, and its
+    ///   folder too if that was deleted with it (`remakeFolders`);
+    /// - any other verdict: the edit is rescued (`rescue`), never left only in staging;
     /// then the wanted modification time is applied, and `finish` runs under the lock
     /// together with the last check for a time set meanwhile, so none is lost.
     func attempt(_ job: Job) -> Outcome {
@@ -26,6 +28,9 @@ extension Uploader {
             case .success(let item):
                 logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
                 outcome = .uploaded(job, item)
+            case .failure(.versionMismatch(nil)) where serverItemIsGone(job):
+                // A conditional write to a file that is not there (WebDAV answers 412): deleted.
+                outcome = isCancelled(job) ? .failed(job, .notFound) : recreate(job)
             case .failure(.versionMismatch(let current)):
                 let current = current ?? serverItem(for: job)
                 logger.debug("upload \(job.name): 412 on base \(job.baseVersion ?? "none"); \(comparison(of: job, with: current))")
@@ -45,8 +50,8 @@ extension Uploader {
             case .failure(.notFound):
                 outcome = recreate(job)
             case .failure(let error):
-                if !error.isUnreachable { logger.error("upload of \(job.name) failed; kept in \(job.stagedPath): \(error)") }
-                outcome = .failed(job, error)
+                if !error.isUnreachable { logger.error("upload of \(job.name) failed: \(error)") }
+                outcome = calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)
             }
             return applyingModificationTime(outcome)
         }
@@ -55,6 +60,35 @@ extension Uploader {
     /// The server's metadata of the job's item (transient failures retried), nil if gone.
     private func serverItem(for job: Job) -> ProviderItem? {
         try? retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) }).get()
+    }
+
+    /// True when the server says the job's item does not exist (transient failures retried).
+    private func serverItemIsGone(_ job: Job) -> Bool {
+        if case .failure(.notFound) = retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) }) {
+            return true
+        }
+        return false
+    }
+
+    /// Creates the job's content as `name` in `parent`; when that folder is gone on the
+    /// server, in the folder made again from the job's chain (`remakeFolders`), and `parent`
+    /// becomes that one.
+    private func createFile(_ job: Job, named name: String, in parent: inout ItemIdentifier, modified: Timestamp?,
+                            progress: TransferProgress?) -> Result<ProviderItem, ProviderError> {
+        func send(_ folder: ItemIdentifier) -> Result<ProviderItem, ProviderError> {
+            retrying(job, { () throws(ProviderError) -> ProviderItem in
+                try backend.createFile(named: name, in: folder, contentsOf: job.stagedPath, modified: modified, progress: progress)
+            })
+        }
+        let first = send(parent)
+        guard case .failure(.notFound) = first, !isCancelled(job), let chain = chain(job.folders, leadsTo: parent) else { return first }
+        switch remakeFolders(chain, for: job.name, giveUp: { self.supersededOrStopping(job) }) {
+        case .success(let remade):
+            parent = remade.folder
+            return send(parent)
+        case .failure(let error):
+            return .failure(error)
+        }
     }
 
     /// True when the server's current version of `item` is exactly the job's predecessor.
@@ -85,13 +119,11 @@ extension Uploader {
     /// taken on the server meanwhile: unless that is our own earlier attempt (a lost answer,
     /// recognised by content), the file is created under a conflict name, never over it.
     private func create(_ job: Job) -> Outcome {
-        guard let parent = job.parent else { return .failed(job, .invalidName("a new file without a folder")) }
+        guard var parent = job.parent else { return rescue(job, refusedWith: .invalidName("a new file without a folder")) }
         let progress = progressCounter(for: job)
         var name = job.name
         for attempt in 0..<2 {
-            switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath, modified: job.modified, progress: progress)
-            }) {
+            switch createFile(job, named: name, in: &parent, modified: job.modified, progress: progress) {
             case .success(let item):
                 logger.info("created \(item.name) (\(job.size) bytes, version \(item.version))")
                 return .created(job, item)
@@ -118,11 +150,11 @@ extension Uploader {
                 name = ConflictName.make(for: job.name, user: userName, at: Date())
                 logger.warning("\(job.name) exists on the server already; the new file is saved as \(name)")
             case .failure(let error):
-                if !error.isUnreachable { logger.error("creating \(job.name) failed; kept in \(job.stagedPath): \(error)") }
-                return .failed(job, error)
+                if !error.isUnreachable { logger.error("creating \(job.name) failed: \(error)") }
+                return calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)
             }
         }
-        return .failed(job, .nameTaken(name))
+        return rescue(job, refusedWith: .nameTaken(name))
     }
 
     /// The server's item named `name` in `parent`, if any (nil too when it cannot be listed).
@@ -139,7 +171,7 @@ extension Uploader {
         return nil
     }
 
-    private func retrying<Value>(_ job: Job, _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {
+    func retrying<Value>(_ job: Job, _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {
         retrying("upload of \(job.name)", giveUp: { supersededOrStopping(job) }, call)
     }
 
@@ -184,7 +216,7 @@ extension Uploader {
         }
     }
 
-    private func isCancelled(_ job: Job) -> Bool {
+    func isCancelled(_ job: Job) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         return cancelled.contains(job.identifier) || deleting.contains(job.identifier) || deletedBeforeRestart.contains(job.identifier)
@@ -204,18 +236,16 @@ extension Uploader {
             logger.info("uploaded \(job.name) (confirmed after a lost response, version \(current.version))")
             return .uploaded(job, current)
         }
-        guard let parent = current?.parent ?? job.parent else {
-            return .failed(job, .versionMismatch(current: current))
+        guard var parent = current?.parent ?? job.parent else {
+            return rescue(job, refusedWith: .versionMismatch(current: current))
         }
         let name = ConflictName.make(for: current?.name ?? job.name, user: userName, at: Date())
-        switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-            try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath)
-        }) {
+        switch createFile(job, named: name, in: &parent, modified: nil, progress: nil) {
         case .success(let copy):
             logger.warning("conflict: \(job.name) changed on the server; your edit was saved as \(copy.name)")
             return .conflicted(job, original: current, copy: copy)
         case .failure(let error):
-            return .failed(job, error)
+            return calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)
         }
     }
 
@@ -237,22 +267,20 @@ extension Uploader {
     }
 
     private func recreate(_ job: Job) -> Outcome {
-        let parent = job.parent ?? ItemIdentifier.site(job.identifier.site)
+        var parent = job.parent ?? ItemIdentifier.site(job.identifier.site)
         var name = job.name
         for attempt in 0..<2 {
-            switch retrying(job, { () throws(ProviderError) -> ProviderItem in
-                try backend.createFile(named: name, in: parent, contentsOf: job.stagedPath)
-            }) {
+            switch createFile(job, named: name, in: &parent, modified: nil, progress: nil) {
             case .success(let item):
                 logger.warning("\(job.name) was deleted on the server while edited here; it was created again as \(item.name)")
                 return .recreated(job, item)
             case .failure(.nameTaken) where attempt == 0:
                 name = ConflictName.make(for: job.name, user: userName, at: Date())
             case .failure(let error):
-                return .failed(job, error)
+                return calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)
             }
         }
-        return .failed(job, .nameTaken(name))
+        return rescue(job, refusedWith: .nameTaken(name))
     }
 
     private func applyingModificationTime(_ outcome: Outcome) -> Outcome {
@@ -283,7 +311,7 @@ extension Uploader.Outcome {
     public var item: ProviderItem? {
         switch self {
         case .uploaded(_, let item), .created(_, let item), .recreated(_, let item): return item
-        case .conflicted(_, _, let copy): return copy
+        case .conflicted(_, _, let copy), .rescued(_, let copy, _, _): return copy
         case .failed: return nil
         }
     }
@@ -294,6 +322,7 @@ extension Uploader.Outcome {
         case .recreated(let job, _): return .recreated(job, item)
         case .created(let job, _): return .created(job, item)
         case .conflicted(let job, let original, _): return .conflicted(job, original: original, copy: item)
+        case .rescued(let job, _, let savedAs, let reason): return .rescued(job, copy: item, savedAs: savedAs, reason: reason)
         case .failed: return self
         }
     }
@@ -321,14 +350,15 @@ enum FileComparison {
     }
 }
 
-/// `NAME (conflict YYYY-MM-DD HHMMSS USER).EXT`, within the 255-byte name limit.
+/// `NAME (conflict YYYY-MM-DD HHMMSS USER).EXT`, within the 255-byte name limit; `kind`
+/// says why the copy was made ("conflict", "rescued").
 enum ConflictName {
-    static func make(for name: String, user: String, at date: Date) -> String {
+    static func make(for name: String, user: String, at date: Date, kind: String = "conflict") -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         let stamp = String(format: "%04d-%02d-%02d %02d%02d%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
-        let suffix = " (conflict \(stamp) \(user))"
+        let suffix = " (\(kind) \(stamp) \(user))"
         var base = name, ext = ""
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {
             base = String(name[..<dot])

@@ -45,13 +45,17 @@ extension Uploader {
         case conflicted(Job, original: ProviderItem?, copy: ProviderItem)
         /// The item was deleted on the server: the edit was created again as `item`.
         case recreated(Job, ProviderItem)
-        /// A verdict the uploader cannot resolve; the snapshot is kept for `sitefs retry`.
+        /// The server refused the save for good (`reason`): its content was created as `copy`,
+        /// at `savedAs` in the mount ("Site/Folder/NAME (rescued ...).EXT"), so it is not lost.
+        case rescued(Job, copy: ProviderItem, savedAs: String, reason: String)
+        /// A verdict the uploader cannot resolve; the snapshot is kept for `sitefs retry` (and,
+        /// when it is a refusal, copied into the rescue folder on this computer).
         case failed(Job, ProviderError)
 
         public var job: Job {
             switch self {
             case .uploaded(let job, _), .created(let job, _), .conflicted(let job, _, _), .recreated(let job, _),
-                 .failed(let job, _):
+                 .rescued(let job, _, _, _), .failed(let job, _):
                 return job
             }
         }
@@ -77,6 +81,9 @@ public struct SaveJob: Sendable {
     public var name: String
     /// The folder it was in when saved (creation, re-creation and conflict copies go there).
     public var parent: ItemIdentifier?
+    /// Where `parent` stood on the mount when saved: made again on the server if it is gone
+    /// there by the time the upload goes. Nil when not known (the content is then rescued).
+    public var folders: FolderChain?
     public var stagedPath: String
     public var size: Int64
     /// The server version the edit started from: the upload is conditional on it.
@@ -104,10 +111,11 @@ public struct SaveJob: Sendable {
     }
 
     public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
-                baseVersion: String?, modified: Timestamp?) {
+                baseVersion: String?, modified: Timestamp?, folders: FolderChain? = nil) {
         self.identifier = identifier
         self.name = name
         self.parent = parent
+        self.folders = folders
         self.stagedPath = stagedPath
         self.size = size
         self.baseVersion = baseVersion

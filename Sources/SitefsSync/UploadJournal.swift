@@ -56,6 +56,12 @@ final class UploadJournal: Sendable {
                 ALTER TABLE renames ADD COLUMN after_operation INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v5: where each save's and mkdir's folder stood") { db in
+            try db.execute(sql: """
+                ALTER TABLE jobs ADD COLUMN folders TEXT;
+                ALTER TABLE operations ADD COLUMN folders TEXT;
+                """)
+        }
         try migrator.migrate(queue)
     }
 
@@ -89,11 +95,11 @@ final class UploadJournal: Sendable {
     private static func insert(_ job: Uploader.Job, into db: Database) throws {
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)
+                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure, folders)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
                 """,
             arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
-                        job.baseVersion, job.modified?.microseconds])
+                        job.baseVersion, job.modified?.microseconds, job.folders?.encoded])
     }
 
     /// Forgets a save that a newer one of the same file replaced.
@@ -119,8 +125,8 @@ final class UploadJournal: Sendable {
     /// A new file renamed before its upload: it will be created under the new name.
     func retarget(_ job: Uploader.Job) {
         _ = try? queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ? WHERE staged_path = ?",
-                           arguments: [job.name, job.parent?.id, job.stagedPath])
+            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ? WHERE staged_path = ?",
+                           arguments: [job.name, job.parent?.id, job.folders?.encoded, job.stagedPath])
         }
     }
 
@@ -145,7 +151,8 @@ final class UploadJournal: Sendable {
                     identifier: ItemIdentifier(site: site, id: row["id"]), name: row["name"],
                     parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
                     stagedPath: row["staged_path"], size: row["size"], baseVersion: row["base_version"],
-                    modified: (row["modified"] as Int64?).map(Timestamp.init(microsecondsSinceEpoch:)))
+                    modified: (row["modified"] as Int64?).map(Timestamp.init(microsecondsSinceEpoch:)),
+                    folders: FolderChain(encoded: row["folders"], site: site))
                 return (job, row["failure"])
             }
         }
@@ -198,9 +205,11 @@ final class UploadJournal: Sendable {
     /// Commits an operation (durable when this returns) and gives it its place in the order.
     func record(_ operation: NamespaceOperation) throws -> Int64 {
         try queue.write { db in
-            try db.execute(sql: "INSERT INTO operations (kind, site, id, name, parent, base_version) VALUES (?, ?, ?, ?, ?, ?)",
+            try db.execute(sql: """
+                INSERT INTO operations (kind, site, id, name, parent, base_version, folders) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
                            arguments: [operation.kind.rawValue, operation.identifier.site, operation.identifier.id,
-                                       operation.name, operation.parent?.id, operation.baseVersion])
+                                       operation.name, operation.parent?.id, operation.baseVersion, operation.folders?.encoded])
             return db.lastInsertedRowID
         }
     }
@@ -209,8 +218,8 @@ final class UploadJournal: Sendable {
     /// parent now known on the server).
     func update(_ operation: NamespaceOperation) {
         _ = try? queue.write { db in
-            try db.execute(sql: "UPDATE operations SET name = ?, parent = ? WHERE seq = ?",
-                           arguments: [operation.name, operation.parent?.id, operation.sequence])
+            try db.execute(sql: "UPDATE operations SET name = ?, parent = ?, folders = ? WHERE seq = ?",
+                           arguments: [operation.name, operation.parent?.id, operation.folders?.encoded, operation.sequence])
         }
     }
 
@@ -236,7 +245,8 @@ final class UploadJournal: Sendable {
                 var operation = NamespaceOperation(kind: kind, identifier: ItemIdentifier(site: site, id: row["id"]),
                                                    name: row["name"],
                                                    parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
-                                                   baseVersion: row["base_version"])
+                                                   baseVersion: row["base_version"],
+                                                   folders: FolderChain(encoded: row["folders"], site: site))
                 operation.sequence = row["seq"]
                 return operation
             }

@@ -38,13 +38,14 @@ extension Uploader {
 
     /// A folder made here is renamed or moved before its mkdir went: it is made there under
     /// that name (true). False when it has been sent.
-    public func retargetMakeFolder(_ folder: ItemIdentifier, name: String, parent: ItemIdentifier) -> Bool {
+    public func retargetMakeFolder(_ folder: ItemIdentifier, name: String, parent: ItemIdentifier, folders: FolderChain?) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         waitWhileBeingSentLocked(folder)
         guard let index = operations.firstIndex(where: { $0.kind == .makeFolder && $0.identifier == folder }) else { return false }
         operations[index].name = name
         operations[index].parent = parent
+        operations[index].folders = folders
         journal.update(operations[index])
         return true
     }
@@ -188,20 +189,30 @@ extension Uploader {
     }
 
     private func makeFolder(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
-        guard let parent = operation.parent, !parent.isLocal else {
+        guard var parent = operation.parent, !parent.isLocal else {
             logger.error("mkdir \(operation.name): the folder it was made in never reached the server")
             return .failed(operation, .notFound)
         }
         var name = operation.name
-        for attempt in 0..<2 {
+        var remade = false
+        for attempt in 0..<3 {
             let result = try sending("mkdir \(name)") { () throws(ProviderError) -> ProviderItem in
                 try backend.createFolder(named: name, in: parent)
             }
             switch result {
+            case .failure(.notFound) where !remade && chain(operation.folders, leadsTo: parent) != nil:
+                // Its folder was deleted on the server meanwhile: made again, this one in it.
+                remade = true
+                switch remakeFolders(chain(operation.folders, leadsTo: parent)!, for: operation.name, giveUp: { self.isStopping() }) {
+                case .success(let folders): parent = folders.folder
+                case .failure(let error):
+                    logger.error("mkdir \(name) not applied: \(error)")
+                    return .failed(operation, error)
+                }
             case .success(let folder):
                 logger.info("made folder \(folder.name) (made offline)")
                 return .madeFolder(operation, folder)
-            case .failure(.nameTaken) where attempt == 0:
+            case .failure(.nameTaken) where name == operation.name:
                 let existing = try serverItem(named: name, in: parent)
                 if let existing, existing.kind != .file {
                     logger.notice("\(name) was made on the server meanwhile; what was made in it here goes into it")

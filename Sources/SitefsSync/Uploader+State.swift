@@ -118,6 +118,8 @@ extension Uploader {
                             failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
                             conflicts: conflicts, signInRequired: signInRequired)
         status.notApplied = operationsNotApplied
+        status.remade = remadeFolders
+        status.rescued = rescues
         return status
     }
 }

@@ -59,6 +59,17 @@ final class Uploader: @unchecked Sendable {
     var abandonedFolders: Set<ItemIdentifier> = []
     /// Operations the server did not take, on purpose or not, for `sitefs status`.
     var operationsNotApplied: [Status.Failure] = []
+    /// Folders made again because something was saved into them after they were deleted on
+    /// the server, and saves rescued under another name, for `sitefs status`.
+    var remadeFolders: [Status.Remade] = []
+    var rescues: [Status.Rescue] = []
+    /// Failed saves copied into `rescueDirectory`, by snapshot: where the copy is.
+    var keptOnThisComputer: [String: String] = [:]
+    /// Where a save goes that nothing on the server takes (private to the user); nil: nowhere
+    /// but staging, for `sitefs retry`.
+    let rescueDirectory: String?
+    /// Set once by the engine before any upload starts: folders made again (`remakeFolders`).
+    public var onFoldersRemade: (@Sendable (FoldersRemade) -> Void)?
     /// Set once by the engine before any operation is queued.
     public var onOperationOutcome: (@Sendable (OperationOutcome) -> Void)?
     /// Per item with a save queued, in flight or failed: the newest save and whether it is
@@ -115,8 +126,10 @@ final class Uploader: @unchecked Sendable {
     /// Opens the journal and resumes what an earlier run left.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
                 userName: String, unlinker: BackgroundUnlinker, retiredCreationsKept: Duration = .seconds(600),
-                clock: MountClock = .system, logger: Logger, onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
+                clock: MountClock = .system, rescueDirectory: String? = nil, logger: Logger,
+                onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
         self.backend = backend
+        self.rescueDirectory = rescueDirectory
         self.clock = clock
         self.retiredCreationsKept = retiredCreationsKept
         self.unlinker = unlinker
@@ -308,19 +321,21 @@ final class Uploader: @unchecked Sendable {
 
     /// A new file renamed before its upload: it is created under the new name. False when
     /// the file may be on the server already (`mayBeOnServer`): then nothing changes.
-    public func retarget(_ identifier: ItemIdentifier, name: String, parent: ItemIdentifier) -> Bool {
+    public func retarget(_ identifier: ItemIdentifier, name: String, parent: ItemIdentifier, folders: FolderChain?) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         if mayBeOnServerLocked(identifier) { return false }
         if var job = queued[identifier] {
             job.name = name
             job.parent = parent
+            job.folders = folders
             journal.retarget(job)
             queued[identifier] = job
         }
         if case (var job, let reason)? = failures[identifier] {
             job.name = name
             job.parent = parent
+            job.folders = folders
             journal.retarget(job)
             failures[identifier] = (job, reason)
         }
@@ -612,6 +627,9 @@ final class Uploader: @unchecked Sendable {
             conflicts.append(Status.Conflict(name: job.name, savedAs: copy.name))
         case .recreated(_, let item):
             confirm(job, producing: item.version)
+        case .rescued(_, let copy, let savedAs, let reason):
+            confirm(job, producing: copy.version)
+            rescues.append(Status.Rescue(name: job.name, savedAs: savedAs, reason: reason))
         case .failed(_, let error):
             if cancelled.remove(job.identifier) != nil || deletedBeforeRestart.contains(job.identifier) && error.isNotFound {
                 discard(job)
@@ -628,8 +646,12 @@ final class Uploader: @unchecked Sendable {
             } else if stopping, error.isTransient || { if case .notAuthenticated = error { true } else { false } }() {
                 break  // unmounting, not failing: the journal keeps it for the next mount as it was
             } else {
-                journal.failed(job, reason: error.description)
-                failures[job.identifier] = (job, error.description)
+                var reason = error.description
+                if let kept = keptOnThisComputer.removeValue(forKey: job.stagedPath) {
+                    reason += "; your edit is kept on this computer as \(kept)"
+                }
+                journal.failed(job, reason: reason)
+                failures[job.identifier] = (job, reason)
             }
         }
         // A delete from before a restart is settled once no save of the item is left: it

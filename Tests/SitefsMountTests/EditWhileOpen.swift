@@ -3,11 +3,12 @@ import Testing
 
 /// Opens `path` for writing in a helper process, runs `between` while it is open (the local
 /// copy is based on the version at open), then writes `text` and closes: a save based on a
-/// version someone else may have replaced meanwhile.
-func editWhileOpen(_ path: String, to text: String, between: () throws -> Void) throws {
+/// version someone else may have replaced meanwhile. `creating`: the file is made by the
+/// open (`open(path, "w")`), a new file.
+func editWhileOpen(_ path: String, to text: String, creating: Bool = false, between: () throws -> Void) throws {
     let script = """
         import sys
-        f = open(sys.argv[1], 'r+')
+        f = open(sys.argv[1], '\(creating ? "w" : "r+")')
         sys.stdout.write('open\\n'); sys.stdout.flush()
         sys.stdin.readline()
         f.seek(0); f.truncate(); f.write(sys.argv[2]); f.close()
