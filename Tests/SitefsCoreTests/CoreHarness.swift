@@ -22,20 +22,20 @@ struct CoreHarness {
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
-         clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil) throws {
+         clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil,
+         rescueDirectory: String? = nil) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-core-\(UUID().uuidString)")
         var logger = Logger(label: "sitefs-core-test")
         logger.logLevel = .critical
-        filesystem = try SitefsFilesystem(
-            backend: backend,
-            configuration: FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge,
-                                                   changePollInterval: changePollInterval, uid: 1000, gid: 1000,
-                                                   readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
-                                                   cacheSizeLimit: cacheSizeLimit, clock: clock),
-            cacheDirectory: cacheDirectory, logger: logger)
+        var configuration = FilesystemConfiguration(pageSize: pageSize, metadataMaxAge: metadataMaxAge,
+                                                    changePollInterval: changePollInterval, uid: 1000, gid: 1000,
+                                                    readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
+                                                    cacheSizeLimit: cacheSizeLimit, clock: clock)
+        configuration.rescueDirectory = rescueDirectory
+        filesystem = try SitefsFilesystem(backend: backend, configuration: configuration, cacheDirectory: cacheDirectory, logger: logger)
     }
 
     func remove() { try? FileManager.default.removeItem(at: cacheDirectory) }

@@ -49,6 +49,31 @@ struct DesktopNotificationTests {
     }
 }
 
+extension DesktopNotificationTests {
+    @Test func aFolderMadeAgainForASaveIsNotified() throws {
+        let fixture = try MountFixture(mounting: false)
+        defer { fixture.tearDown() }
+        let bus = try PrivateSessionBus(in: fixture.root)
+        defer { bus.stop() }
+        let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
+        let mount = try run(BuiltProducts.executable("sitefs"),
+                            ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
+                             "--write-back-delay", "0.2"], environment: environment)
+        try #require(mount.status == 0, "\(mount.err)")
+        try FileManager.default.createDirectory(atPath: fixture.path("Riverside/doomed"), withIntermediateDirectories: false)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let folder = try #require(try fixture.serverItem("Riverside/doomed"))
+
+        try editWhileOpen(fixture.path("Riverside/doomed/late.txt"), to: "late", creating: true) {
+            _ = try fixture.api.call("DELETE", "/v1/items/\(folder.id)")
+        }
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let notice = bus.waitForNotification { ($0["summary"] as? String)?.contains("folder was made again") == true }
+        let body = try #require(notice?["body"] as? String, "no notification; recorded: \(bus.recorded)")
+        #expect(body == "Riverside/doomed was deleted on the server while you saved late.txt in it; it was made again with your file in it.")
+    }
+}
+
 /// `dbus-daemon --session` on a socket in a temp folder, with the notification listener
 /// owning org.freedesktop.Notifications on it. `stop()` ends both.
 final class PrivateSessionBus {

@@ -22,6 +22,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var calls: [String: Int] = [:]
         public var bytesFetched = 0
         public var failure: ProviderError?
+        /// Calls of these names (`createFile`, `modifyContent`, ...) fail with this until cleared.
+        public var failuresByCall: [String: ProviderError] = [:]
         public var fetchDelay: Double = 0
         /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
         public var holdFetchesHalfway = false
@@ -65,6 +67,10 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
 
     /// Every call fails with this until cleared.
     public func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
+
+    /// Every call named `call` fails with `error` until cleared with nil (a server that
+    /// refuses one kind of request: a read-only folder, a name it will not take).
+    public func fail(_ call: String, with error: ProviderError?) { state.withLock { $0.failuresByCall[call] = error } }
     /// Lets `count` more listing calls (`children`) through, then fails them until cleared (nil).
     public func failListings(after count: Int?) { state.withLock { $0.listingsBeforeFailing = count } }
     /// How many listing calls `failListings` has failed: a test knows a failure was decided.
@@ -132,6 +138,11 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
     }
 
     public func content(of identifier: ItemIdentifier) -> [UInt8]? { state.withLock { $0.nodes[identifier]?.content } }
+    /// Everything in `parent`, by name.
+    public func nodes(in parent: ItemIdentifier) -> [ProviderItem] {
+        state.withLock { $0.nodes.values.filter { $0.item.parent == parent }.map(\.item).sorted { $0.name < $1.name } }
+    }
+
     public func node(named name: String, in parent: ItemIdentifier) -> ProviderItem? {
         state.withLock { $0.nodes.values.first { $0.item.parent == parent && ItemName.same($0.item.name, name) }?.item }
     }
@@ -164,7 +175,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
     private func call(_ name: String) throws(ProviderError) {
         let (failure, before) = state.withLock { state in
             state.calls[name, default: 0] += 1
-            return (state.failure, state.beforeAnswer.removeValue(forKey: name))
+            return (state.failure ?? state.failuresByCall[name], state.beforeAnswer.removeValue(forKey: name))
         }
         before?()
         if let failure { throw failure }
