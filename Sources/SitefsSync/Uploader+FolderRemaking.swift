@@ -71,7 +71,8 @@ extension Uploader {
         if !made.isEmpty {
             logger.warning("\(chain.path) was deleted on the server while \(what) was saved into it here; made again as \(remade.path)")
             condition.lock()
-            remadeFolders.append(Status.Remade(path: remade.path, reason: "deleted on the server while \(what) was saved into it here"))
+            Self.appendBounded(Status.Remade(path: remade.path, reason: "deleted on the server while \(what) was saved into it here"),
+                               to: &remadeFolders)
             condition.unlock()
             onFoldersRemade?(FoldersRemade(folders: made, anchor: remade.anchor, path: remade.path, file: what))
         }
@@ -185,15 +186,16 @@ extension Uploader {
         }
     }
 
-    /// Copies the job's snapshot into the rescue folder (private to the user), named `name`;
-    /// nil when there is none or the copy fails.
+    /// Copies the job's snapshot into the rescue folder (private to the user), named `name`
+    /// (with a number before it when that is taken: an earlier rescue is never replaced); nil
+    /// when there is none or the copy fails.
     private func keepOnThisComputer(_ job: Job, as name: String) -> String? {
         guard let directory = rescueDirectory else { return nil }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            let target = directory + "/" + name
-            try? FileManager.default.removeItem(atPath: target)
+            guard let target = (1...1_000).lazy.map({ directory + "/" + ($0 == 1 ? name : "\($0) " + name) })
+                .first(where: { !FileManager.default.fileExists(atPath: $0) }) else { return nil }
             try FileManager.default.copyItem(atPath: job.stagedPath, toPath: target)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target)
             return target

@@ -229,8 +229,15 @@ extension Uploader {
     }
 
     private func deleteFile(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
-        let result = try sending("delete of \(operation.name)") { () throws(ProviderError) in
+        var result = try sending("delete of \(operation.name)") { () throws(ProviderError) in
             try backend.delete(operation.identifier, baseVersion: operation.baseVersion)
+        }
+        if case .failure(.versionMismatch(let current?)) = result, isOwnUpload(current.version, of: operation.identifier) {
+            // The newer version is this mount's own save, whose upload was on its way when
+            // the file was deleted here: no one else's edit, so the delete goes.
+            result = try sending("delete of \(operation.name)") { () throws(ProviderError) in
+                try backend.delete(operation.identifier, baseVersion: current.version)
+            }
         }
         switch result {
         case .success, .failure(.notFound):
@@ -243,6 +250,19 @@ extension Uploader {
             logger.error("delete of \(operation.name) not applied: \(error)")
             return .failed(operation, error)
         }
+    }
+
+    /// True when `version` of the item is what this mount's own last upload of it produced,
+    /// once no upload of it is in flight (waited for up to `longestWaitForAnOperation`: its
+    /// answer may be on its way).
+    private func isOwnUpload(_ version: String, of identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(Self.longestWaitForAnOperation)
+        while inFlight[identifier] != nil || reporting[identifier] != nil {
+            if !condition.wait(until: deadline) { break }
+        }
+        return lastUploaded[identifier]?.result == version
     }
 
     private func removeFolder(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {

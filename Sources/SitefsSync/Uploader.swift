@@ -15,8 +15,10 @@ import SitefsStore
 /// deleted) is folded into one upload by the filesystem (`claim`, `retarget`). Transient
 /// failures (unreachable, 5xx, 429, an expired sign-in) are retried with capped
 /// exponential backoff for as long as it takes; conflicts and server-side deletions are
-/// resolved without losing the edit (see UploadAttempt); any other verdict keeps the
-/// snapshot and reports the file failed until `retryFailed()`.
+/// resolved without losing the edit (see UploadAttempt), a folder deleted on the server is
+/// made again (see Uploader+FolderRemaking); any other verdict saves the edit under another
+/// name where the server takes it, and otherwise keeps the snapshot (and a copy in the
+/// rescue folder) and reports the file failed until `retryFailed()`.
 ///
 /// Renames of server files are queued here too (see RenameAttempt), ahead of uploads that
 /// create files: a new file may take the name a queued rename frees.
@@ -612,25 +614,18 @@ final class Uploader: @unchecked Sendable {
                 queued[job.identifier] = follower
             }
         case .created(_, let item):
-            // A newer save of the new file (made while this one was sent) updates what was created.
-            var follower = queued.removeValue(forKey: job.identifier)
-            if follower != nil {
-                order.removeAll { $0 == job.identifier }
-                follower!.identifier = item.identifier
-                follower!.baseVersion = item.version
-            }
-            confirm(job, producing: item.version, rekeyed: follower)
-            retire(job.identifier, as: (item.identifier, item.version))
-            if let follower { enqueueLocked(follower, delay: .zero) }
+            settleCreation(of: job, as: item)
         case .conflicted(_, _, let copy):
             confirm(job, producing: copy.version)
             conflicts.append(Status.Conflict(name: job.name, savedAs: copy.name))
         case .recreated(_, let item):
             confirm(job, producing: item.version)
         case .rescued(_, let copy, let savedAs, let reason):
-            confirm(job, producing: copy.version)
-            rescues.append(Status.Rescue(name: job.name, savedAs: savedAs, reason: reason))
+            // A new file rescued is the copy from now on, as if created under that name.
+            if job.createsFile { settleCreation(of: job, as: copy) } else { confirm(job, producing: copy.version) }
+            Self.appendBounded(Status.Rescue(name: job.name, savedAs: savedAs, reason: reason), to: &rescues)
         case .failed(_, let error):
+            let kept = keptOnThisComputer.removeValue(forKey: job.stagedPath)
             if cancelled.remove(job.identifier) != nil || deletedBeforeRestart.contains(job.identifier) && error.isNotFound {
                 discard(job)
             } else if var newer = queued[job.identifier] {
@@ -646,10 +641,7 @@ final class Uploader: @unchecked Sendable {
             } else if stopping, error.isTransient || { if case .notAuthenticated = error { true } else { false } }() {
                 break  // unmounting, not failing: the journal keeps it for the next mount as it was
             } else {
-                var reason = error.description
-                if let kept = keptOnThisComputer.removeValue(forKey: job.stagedPath) {
-                    reason += "; your edit is kept on this computer as \(kept)"
-                }
+                let reason = error.description + (kept.map { "; your edit is kept on this computer as \($0)" } ?? "")
                 journal.failed(job, reason: reason)
                 failures[job.identifier] = (job, reason)
             }
@@ -663,6 +655,30 @@ final class Uploader: @unchecked Sendable {
         publish(job.identifier)
         condition.broadcast()
     }
+
+    /// A new file's create made `item`: the save is confirmed and its local identifier
+    /// retired, and a newer save of the file (made while this one was sent) becomes a new
+    /// version of what was created. Call with `condition` locked.
+    private func settleCreation(of job: Job, as item: ProviderItem) {
+        var follower = queued.removeValue(forKey: job.identifier)
+        if follower != nil {
+            order.removeAll { $0 == job.identifier }
+            follower!.identifier = item.identifier
+            follower!.baseVersion = item.version
+        }
+        confirm(job, producing: item.version, rekeyed: follower)
+        retire(job.identifier, as: (item.identifier, item.version))
+        if let follower { enqueueLocked(follower, delay: .zero) }
+    }
+
+    /// What `sitefs status` lists of folders made again and saves rescued: the newest
+    /// `shownInStatus` (a mount that runs for months must not keep every one).
+    static func appendBounded<Entry>(_ entry: Entry, to list: inout [Entry]) {
+        list.append(entry)
+        if list.count > shownInStatus { list.removeFirst(list.count - shownInStatus) }
+    }
+
+    static let shownInStatus = 100
 
     /// Records what a new file's create made, forgetting the records older than
     /// `retiredCreationsKept`. Call with `condition` locked.

@@ -105,6 +105,28 @@ import Testing
         #expect(eventually { (try? self.names(harness, siteInode)) == ["doc.txt"] })
     }
 
+    /// The server's newer version is this mount's own save, whose upload was already on its
+    /// way when the file was deleted offline: no one else's edit, so the delete goes.
+    @Test func aFileWhoseOwnSaveLandedAfterItsOfflineDeleteIsDeleted() throws {
+        let harness = try CoreHarness(writeBackDelay: .zero)
+        defer { harness.remove() }
+        let site = harness.backend.addSite("Harbour")
+        let document = harness.backend.add("doc.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        let inode = try harness.lookup(siteInode, "doc.txt").attributes.inode
+        harness.backend.holdUploadsHalfway(true)
+        try harness.saveInPlace(inode, "my v2")
+        try #require(eventually { harness.filesystem.uploadStatus.uploading == ["doc.txt"] })
+        goOffline(harness)  // the upload is past the server's door, held halfway
+        try harness.unlink(siteInode, "doc.txt")
+        harness.backend.holdUploadsHalfway(false)  // it lands: the server has "my v2"
+        try #require(eventually { harness.backend.content(of: document) == Array("my v2".utf8) })
+        comeBack(harness)
+        #expect(harness.backend.content(of: document) == nil, "deleted on the server")
+        #expect(harness.filesystem.uploadStatus.notApplied.isEmpty)
+        #expect(try names(harness, siteInode).isEmpty)
+    }
+
     @Test func aFolderFilledOnTheServerMeanwhileIsNotRemoved() throws {
         let harness = try CoreHarness(writeBackDelay: .zero)
         defer { harness.remove() }
