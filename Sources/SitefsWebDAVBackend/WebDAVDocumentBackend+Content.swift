@@ -101,6 +101,9 @@ extension WebDAVDocumentBackend {
         guard [200, 201, 204].contains(response.status) else {
             if response.status == 412 { throw .nameTaken("\(name) exists on the server") }
             if response.status == 409 { throw .notFound }  // the folder is gone
+            // nginx answers 500 to a PUT into a folder that is gone (its rename of the body
+            // fails): asked, so the save makes the folder again instead of retrying for ever.
+            if response.status >= 500, try !exists(parentLocation) { throw .notFound }
             throw WebDAVTransport.error(for: response, "PUT \(name)")
         }
         let node = try table { try identities.node(for: .init(name: name, isCollection: false), in: parentNode) }
@@ -161,7 +164,8 @@ extension WebDAVDocumentBackend {
     /// redirect on some).
     func exists(_ location: IdentityTable.Location) throws(ProviderError) -> Bool {
         do throws(WebDAVListingError) {
-            return try listing.resource(at: location.components, collection: false, headers: transport.authorizationHeaders) != nil
+            return try listing.resource(at: location.components, collection: location.isCollection,
+                                        headers: transport.authorizationHeaders) != nil
         } catch {
             if case .status(404, _) = error { return false }
             throw WebDAVTransport.error(for: error, "PROPFIND \(location.components.last ?? "")")

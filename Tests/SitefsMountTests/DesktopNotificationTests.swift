@@ -11,13 +11,8 @@ struct DesktopNotificationTests {
     @Test func aConflictCopyAndAnExpiredSignInAreNotified() throws {
         let fixture = try MountFixture(mounting: false)
         defer { fixture.tearDown() }
-        let bus = try PrivateSessionBus(in: fixture.root)
+        let bus = try mountOnAPrivateBus(fixture)
         defer { bus.stop() }
-        let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
-        let mount = try run(BuiltProducts.executable("sitefs"),
-                            ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
-                             "--poll-interval", "0.3", "--write-back-delay", "0.2"], environment: environment)
-        try #require(mount.status == 0, "\(mount.err)")
 
         // A save the server's newer version turns into a conflict copy.
         try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
@@ -50,16 +45,26 @@ struct DesktopNotificationTests {
 }
 
 extension DesktopNotificationTests {
-    @Test func aFolderMadeAgainForASaveIsNotified() throws {
-        let fixture = try MountFixture(mounting: false)
-        defer { fixture.tearDown() }
+    /// A session bus of the test's own with the notification listener on it, and the
+    /// fixture's mount started with that bus as its session's.
+    private func mountOnAPrivateBus(_ fixture: MountFixture) throws -> PrivateSessionBus {
         let bus = try PrivateSessionBus(in: fixture.root)
-        defer { bus.stop() }
         let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
         let mount = try run(BuiltProducts.executable("sitefs"),
                             ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
-                             "--write-back-delay", "0.2"], environment: environment)
-        try #require(mount.status == 0, "\(mount.err)")
+                             "--poll-interval", "0.3", "--write-back-delay", "0.2"], environment: environment)
+        guard mount.status == 0 else {
+            bus.stop()
+            throw ProcessFailure("sitefs mount: \(mount.err)")
+        }
+        return bus
+    }
+
+    @Test func aFolderMadeAgainForASaveIsNotified() throws {
+        let fixture = try MountFixture(mounting: false)
+        defer { fixture.tearDown() }
+        let bus = try mountOnAPrivateBus(fixture)
+        defer { bus.stop() }
         try FileManager.default.createDirectory(atPath: fixture.path("Riverside/doomed"), withIntermediateDirectories: false)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         let folder = try #require(try fixture.serverItem("Riverside/doomed"))

@@ -8,7 +8,7 @@ import Testing
 /// checked through its own means (API or disk).
 @Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
 struct DeletedThereTests {
-    static let backends: [ScenarioBackend] = [.sitefs, .apache]
+    static let backends = ScenarioBackend.allCases
 
     @Test(arguments: backends)
     func aNewFileSavedIntoAFolderDeletedThereMakesTheFolderAgain(_ backend: ScenarioBackend) throws {
