@@ -27,21 +27,22 @@ extension Uploader {
     /// joined where a folder of that name exists (made meanwhile by someone, or by another
     /// save of this mount) or made. A name taken there by a file gets a conflict name. Every
     /// request is retried like an upload's, until it works, fails for good or `giveUp`.
-    func remakeFolders(_ chain: FolderChain, for what: String, giveUp: @escaping () -> Bool) -> Result<RemadeFolders, ProviderError> {
-        let anchor: Int
+    func remakeFolders(_ chain: FolderChain, for what: String, giveUp: () -> Bool) -> Result<RemadeFolders, ProviderError> {
+        let kept: Int
         switch deepestFolderOnServer(of: chain, giveUp: giveUp) {
-        case .success(let index): anchor = index
+        case .success(let index): kept = index
         case .failure(let error): return .failure(error)
         }
-        var folder = serverIdentifier(of: chain.links[anchor].identifier) ?? chain.links[anchor].identifier
-        var names = chain.links[...anchor].map(\.name)
+        let anchor = serverIdentifier(of: chain.links[kept].identifier) ?? chain.links[kept].identifier
+        var folder = anchor
+        var names = chain.links[...kept].map(\.name)
         var made: [ProviderItem] = []
-        for link in chain.links[(anchor + 1)...] {
+        for link in chain.links[(kept + 1)...] {
             var name = link.name
             for attempt in 0..<3 {
                 // A folder of that name there already (another save of this mount made it a
                 // moment ago, or someone did) is the one: joined, not made twice.
-                switch childFolder(named: name, in: folder, giveUp: giveUp) {
+                switch child(named: name, in: folder, giveUp: giveUp) {
                 case .failure(let error): return .failure(error)
                 case .success(.folder(let existing)):
                     folder = existing.identifier
@@ -65,9 +66,7 @@ extension Uploader {
             }
             names.append(name)
         }
-        let remade = RemadeFolders(folder: folder, made: made, anchor: serverIdentifier(of: chain.links[anchor].identifier)
-                                       ?? chain.links[anchor].identifier,
-                                   path: names.joined(separator: "/"))
+        let remade = RemadeFolders(folder: folder, made: made, anchor: anchor, path: names.joined(separator: "/"))
         if !made.isEmpty {
             logger.warning("\(chain.path) was deleted on the server while \(what) was saved into it here; made again as \(remade.path)")
             condition.lock()
@@ -86,16 +85,16 @@ extension Uploader {
         case file
     }
 
-    /// The item named `name` in `folder` (one listing, bounded like every listing).
-    func childFolder(named name: String, in folder: ItemIdentifier, giveUp: () -> Bool) -> Result<Child, ProviderError> {
+    /// What `folder` holds under `name` (one listing, bounded like every listing).
+    func child(named name: String, in folder: ItemIdentifier, giveUp: () -> Bool) -> Result<Child, ProviderError> {
         var token: PageToken?
         for _ in 0..<Self.maximumListingPages {
-            let listed = retrying("list for \(name)", giveUp: giveUp, { () throws(ProviderError) -> Page in
+            let page: Page
+            switch retrying("list for \(name)", giveUp: giveUp, { () throws(ProviderError) -> Page in
                 try backend.children(of: folder, after: token, limit: 500)
-            })
-            guard case .success(let page) = listed else {
-                if case .failure(let error) = listed { return .failure(error) }
-                return .success(.none)
+            }) {
+            case .success(let listed): page = listed
+            case .failure(let error): return .failure(error)
             }
             if let item = page.items.first(where: { ItemName.same($0.name, name) }) {
                 return .success(item.kind == .file ? .file : .folder(item))
@@ -139,8 +138,8 @@ extension Uploader {
         return nil
     }
 
-    /// True when `chain` describes where `parent` is (itself, or the folder made here that
-    /// became it): a chain recorded before a move is not followed.
+    /// `chain` when it describes where `parent` is (it ends in that folder, or in the folder
+    /// made here that became it), else nil: a chain recorded before a move is not followed.
     func chain(_ chain: FolderChain?, leadsTo parent: ItemIdentifier?) -> FolderChain? {
         guard let chain, let parent else { return nil }
         return chain.folder == parent || serverIdentifier(of: chain.folder) == parent ? chain : nil

@@ -195,7 +195,7 @@ extension Uploader {
         }
         var name = operation.name
         var remade = false
-        for attempt in 0..<3 {
+        for _ in 0..<3 {
             let result = try sending("mkdir \(name)") { () throws(ProviderError) -> ProviderItem in
                 try backend.createFolder(named: name, in: parent)
             }
