@@ -28,11 +28,14 @@ extension Uploader {
             case .success(let item):
                 logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
                 outcome = .uploaded(job, item)
-            case .failure(.versionMismatch(nil)) where serverItemIsGone(job):
-                // A conditional write to a file that is not there (WebDAV answers 412): deleted.
-                outcome = isCancelled(job) ? .failed(job, .notFound) : recreate(job)
-            case .failure(.versionMismatch(let current)):
-                let current = current ?? serverItem(for: job)
+            case .failure(.versionMismatch(let reported)):
+                let lookup = reported.map { Result.success($0) } ?? serverLookup(job)
+                if case .failure(.notFound) = lookup {
+                    // A conditional write to a file that is not there (WebDAV answers 412): deleted.
+                    outcome = isCancelled(job) ? .failed(job, .notFound) : recreate(job)
+                    break
+                }
+                let current = try? lookup.get()
                 logger.debug("upload \(job.name): 412 on base \(job.baseVersion ?? "none"); \(comparison(of: job, with: current))")
                 if !sawOwnEarlierSave, let current, holdsPredecessor(of: job, item: current) {
                     // Our own save from before the restart: this one goes on top of it.
@@ -57,18 +60,13 @@ extension Uploader {
         }
     }
 
-    /// The server's metadata of the job's item (transient failures retried), nil if gone.
-    private func serverItem(for job: Job) -> ProviderItem? {
-        try? retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) }).get()
+    /// The server's metadata of the job's item (transient failures retried).
+    private func serverLookup(_ job: Job) -> Result<ProviderItem, ProviderError> {
+        retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) })
     }
 
-    /// True when the server says the job's item does not exist (transient failures retried).
-    private func serverItemIsGone(_ job: Job) -> Bool {
-        if case .failure(.notFound) = retrying(job, { () throws(ProviderError) -> ProviderItem in try backend.item(job.identifier) }) {
-            return true
-        }
-        return false
-    }
+    /// The same, nil if gone or unreadable.
+    private func serverItem(for job: Job) -> ProviderItem? { try? serverLookup(job).get() }
 
     /// Creates the job's content as `name` in `parent`; when that folder is gone on the
     /// server, in the folder made again from the job's chain (`remakeFolders`), and `parent`
@@ -128,7 +126,9 @@ extension Uploader {
                 logger.info("created \(item.name) (\(job.size) bytes, version \(item.version))")
                 return .created(job, item)
             case .failure(.nameTaken) where attempt == 0:
-                let existing = existingItem(named: name, in: parent, for: job)
+                // Nil too when it cannot be listed; transient failures are retried: a spurious
+                // "no" here would make a conflict copy.
+                let existing = try? serverChild(named: name, in: parent, giveUp: { supersededOrStopping(job) }).get() ?? nil
                 logger.debug("create \(name): name taken; \(comparison(of: job, with: existing))")
                 if let existing, holds(job.stagedPath, size: job.size, in: existing, for: job) {
                     logger.info("created \(existing.name) (confirmed after a lost response)")
@@ -155,20 +155,6 @@ extension Uploader {
             }
         }
         return rescue(job, refusedWith: .nameTaken(name))
-    }
-
-    /// The server's item named `name` in `parent`, if any (nil too when it cannot be listed).
-    /// Transient failures are retried: a spurious "no" here would make a conflict copy.
-    private func existingItem(named name: String, in parent: ItemIdentifier, for job: Job) -> ProviderItem? {
-        var token: PageToken?
-        repeat {
-            guard case .success(let page) = retrying(job, { () throws(ProviderError) -> Page in
-                try backend.children(of: parent, after: token, limit: 500)
-            }) else { return nil }
-            if let item = page.items.first(where: { ItemName.same($0.name, name) }) { return item }
-            token = page.next
-        } while token != nil
-        return nil
     }
 
     func retrying<Value>(_ job: Job, _ call: () throws(ProviderError) -> Value) -> Result<Value, ProviderError> {

@@ -42,11 +42,11 @@ extension Uploader {
             for attempt in 0..<3 {
                 // A folder of that name there already (another save of this mount made it a
                 // moment ago, or someone did) is the one: joined, not made twice.
-                switch child(named: name, in: folder, giveUp: giveUp) {
+                switch serverChild(named: name, in: folder, giveUp: giveUp) {
                 case .failure(let error): return .failure(error)
-                case .success(.folder(let existing)):
+                case .success(let existing?) where existing.kind != .file:
                     folder = existing.identifier
-                case .success(.file) where attempt < 2:
+                case .success(_?) where attempt < 2:
                     name = ConflictName.make(for: link.name, user: userName, at: Date())
                     continue
                 case .success:
@@ -78,15 +78,9 @@ extension Uploader {
         return .success(remade)
     }
 
-    /// What a folder's listing has under a name.
-    enum Child {
-        case none
-        case folder(ProviderItem)
-        case file
-    }
-
-    /// What `folder` holds under `name` (one listing, bounded like every listing).
-    func child(named name: String, in folder: ItemIdentifier, giveUp: () -> Bool) -> Result<Child, ProviderError> {
+    /// What `folder` holds under `name` on the server, nil when nothing (one listing,
+    /// transient failures retried, bounded like every listing).
+    func serverChild(named name: String, in folder: ItemIdentifier, giveUp: () -> Bool) -> Result<ProviderItem?, ProviderError> {
         var token: PageToken?
         for _ in 0..<Self.maximumListingPages {
             let page: Page
@@ -96,10 +90,8 @@ extension Uploader {
             case .success(let listed): page = listed
             case .failure(let error): return .failure(error)
             }
-            if let item = page.items.first(where: { ItemName.same($0.name, name) }) {
-                return .success(item.kind == .file ? .file : .folder(item))
-            }
-            guard let next = page.next else { return .success(.none) }
+            if let item = page.items.first(where: { ItemName.same($0.name, name) }) { return .success(item) }
+            guard let next = page.next else { return .success(nil) }
             token = next
         }
         return .failure(.invalidResponse("more than \(Self.maximumListingPages) pages in one folder"))

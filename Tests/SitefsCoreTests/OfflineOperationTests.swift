@@ -116,8 +116,10 @@ import Testing
         let inode = try harness.lookup(siteInode, "doc.txt").attributes.inode
         harness.backend.holdUploadsHalfway(true)
         try harness.saveInPlace(inode, "my v2")
-        try #require(eventually { harness.filesystem.uploadStatus.uploading == ["doc.txt"] })
-        goOffline(harness)  // the upload is past the server's door, held halfway
+        // Counted once the request is past the server's door (before the hold): from then on
+        // going offline cannot stop it.
+        try #require(eventually { harness.backend.calls("modifyContent") == 1 })
+        goOffline(harness)  // the upload is held halfway
         try harness.unlink(siteInode, "doc.txt")
         harness.backend.holdUploadsHalfway(false)  // it lands: the server has "my v2"
         try #require(eventually { harness.backend.content(of: document) == Array("my v2".utf8) })
