@@ -46,6 +46,9 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("stop-timeout"),
             help: "Seconds pending uploads are waited for when the mount is stopped by a signal (systemd's stop); the rest stay queued for the next mount.")
     var stopTimeout: Double = 30
+    @Flag(name: .customLong("allow-background-downloads"),
+          help: "Let thumbnailers and indexers download files that are only on the server (by default they get only what is on this device).")
+    var allowBackgroundDownloads = false
     @Option(help: "What the server speaks (sitefs or webdav): must be what it was signed in as.") var backend: BackendKind?
     @OptionGroup var transport: TransportOptions
     @Option(name: .customShort("o"), help: ArgumentHelp(
@@ -113,6 +116,7 @@ struct Mount: ParsableCommand {
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
+        if allowBackgroundDownloads { arguments.append("--allow-background-downloads") }
         if let kernelFlags { arguments += ["--kernel-flags", kernelFlags] }
         if let caFile { arguments += ["--ca-file", caFile] }
         process.arguments = arguments

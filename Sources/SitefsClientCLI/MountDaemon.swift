@@ -51,6 +51,7 @@ struct MountDaemon {
             changeWait: .milliseconds(Int64(min(options.changeWait, 3600) * 1000)))
         // A save no folder on the server takes is copied here, where its owner finds it.
         configuration.rescueDirectory = UserDirectories.data.appendingPathComponent("sitefs/rescued").path
+        configuration.backgroundReaders = options.allowBackgroundDownloads ? .none : .standard()
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,

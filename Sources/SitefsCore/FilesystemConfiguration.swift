@@ -43,6 +43,9 @@ public struct FilesystemConfiguration: Sendable {
     /// ($XDG_DATA_HOME/sitefs/rescued for the daemon); nil: it stays in staging only, for
     /// `sitefs retry`.
     public var rescueDirectory: String?
+    /// The thumbnailers and indexers that get only content already on this device; the
+    /// daemon's is `BackgroundReaders.standard()`, unless `--allow-background-reads`.
+    public var backgroundReaders: BackgroundReaders = .none
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,

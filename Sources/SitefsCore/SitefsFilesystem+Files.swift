@@ -19,7 +19,7 @@ extension SitefsFilesystem {
         while true {
             attempts += 1
             do {
-                return try openOnce(inode, flags: flags, interruption: context.interruption)
+                return try openOnce(inode, flags: flags, context: context)
             } catch .staleNFSFileHandle where attempts < 3 {
                 // A new file was created on the server meanwhile: once that is reported, open the
                 // server's item, which the inode now stands for.
@@ -32,7 +32,7 @@ extension SitefsFilesystem {
         }
     }
 
-    private func openOnce(_ inode: InodeNumber, flags: Int32, interruption: Cancellation) throws(Errno) -> OpenReply {
+    private func openOnce(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
         let item = try currentItem(try identifier(of: inode))
         guard item.kind == .file else { throw .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
@@ -43,12 +43,15 @@ extension SitefsFilesystem {
         }
         if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
            sync.shownSave(of: item.identifier) == nil {
-            // Read-only and nothing local: ranged reads, pinned to this version.
+            // Read-only and nothing local: ranged reads, pinned to this version; none for a
+            // thumbnailer or indexer, which would download what a person only looked at.
+            try refuseBackgroundReader(context, item)
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
             return OpenReply(handle: handles.add(.remote(reader)), keepCache: keepCache)
         }
-        let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing, interruption: interruption)
+        let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing,
+                                   interruption: context.interruption)
         // Revalidation may have brought newer content than the metadata said: then not.
         copy.condition.lock()
         let unchanged = copy.baseVersion == item.version

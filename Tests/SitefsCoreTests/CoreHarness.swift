@@ -23,7 +23,7 @@ struct CoreHarness {
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
          clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil,
-         rescueDirectory: String? = nil) throws {
+         rescueDirectory: String? = nil, backgroundReaders: BackgroundReaders = .none) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
@@ -35,6 +35,7 @@ struct CoreHarness {
                                                     readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
                                                     cacheSizeLimit: cacheSizeLimit, clock: clock)
         configuration.rescueDirectory = rescueDirectory
+        configuration.backgroundReaders = backgroundReaders
         filesystem = try SitefsFilesystem(backend: backend, configuration: configuration, cacheDirectory: cacheDirectory, logger: logger)
     }
 

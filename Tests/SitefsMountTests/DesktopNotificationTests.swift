@@ -134,9 +134,15 @@ final class PrivateSessionBus {
     }
 
     func stop() {
-        for process in [listener, daemon] where process.isRunning {
-            process.terminate()
-            if !eventually(timeout: .seconds(10), { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
-        }
+        for process in [listener, daemon] { Self.end(process) }
+    }
+
+    /// Ends a child of the test runner and waits for it. SIGKILL: the children inherit the
+    /// runner's blocked SIGTERM (Foundation's `Process` keeps the spawning thread's signal
+    /// mask), so a SIGTERM would only wait out a timeout.
+    static func end(_ process: Process) {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        _ = eventually(timeout: .seconds(10)) { !process.isRunning }
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import SitefsAPI
+import SitefsTestSupport
+import Testing
+
+/// Issue 32: nothing downloads unless a person opens a file. A thumbnailer run on an
+/// online-only image, and a folder of them opened in Files (Nautilus, under Xvfb, default
+/// settings), transfer no content; the server's request log is the witness.
+@Suite(.serialized, .enabled(if: fuseAvailable, "needs /dev/fuse"))
+struct BackgroundReaderMountTests {
+    /// A 48×32 PNG (a red-to-blue gradient).
+    static let png = Data(base64Encoded: """
+        iVBORw0KGgoAAAANSUhEUgAAADAAAAAgEAIAAACLJrAIAAAAj0lEQVRo3u3asQ2AMAwF0R8pRRiDVWBuGIU1QgcTwJVJcW8C62QsipTniX7U+0zaNnqMeRkIGAiUqydrGz3G\
+        vNwgYCBgIFD7mSwG+uQGAQMBAwFvEHCDgIGAgUDtR7Lso8eYlxsEDAQMBPwPAm4QMBAwEPAGATcIGAiUtSVXHz3GvLxBwE8MGAiUJPEJzLcX1bdAbfcYS4cAAAAASUVORK5CYII=
+        """)!
+
+    @Test func aThumbnailerGetsNoContentUntilTheFileIsOnThisDevice() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        let item = try serverFile(fixture, "plan.png", Self.png, in: "Riverside")
+        let path = fixture.path("Riverside/plan.png")
+        try #require(eventually(timeout: .seconds(15)) { FileManager.default.fileExists(atPath: path) })
+        let thumbnail = fixture.root.appendingPathComponent("thumbnail.png")
+
+        let refused = try run(Self.thumbnailer, ["-s", "128", path, thumbnail.path])
+        #expect(refused.status != 0, "the thumbnailer read an online-only file")
+        #expect(!FileManager.default.fileExists(atPath: thumbnail.path))
+        #expect(contentRequests(fixture, item) == 0, "content was downloaded for a thumbnailer")
+        #expect(fixture.daemonLog.contains("not downloading plan.png for gdk-pixbuf-thumbnailer"))
+        #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/plan.png").out == "online-only")
+
+        // A person's read is served as ever.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Self.png)
+        #expect(contentRequests(fixture, item) > 0)
+
+        // Kept on this device, it is a local file like any other.
+        #expect(try fixture.sitefs(["pin", path]).status == 0)
+        #expect(try fixture.sitefs(["sync", "--pinned", fixture.mountpoint.path]).status == 0)
+        let downloads = contentRequests(fixture, item)
+        let made = try run(Self.thumbnailer, ["-s", "128", path, thumbnail.path])
+        #expect(made.status == 0, "\(made.err)")
+        #expect(try Data(contentsOf: thumbnail).starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG thumbnail")
+        #expect(contentRequests(fixture, item) == downloads, "nothing more downloaded")
+    }
+
+    /// Files opens a folder of online-only images: GNOME's thumbnail factory runs its
+    /// thumbnailer (sandboxed by bwrap) on each, each is refused (a failed-thumbnail record,
+    /// the type's icon shown) and the server is asked for no content. The same with
+    /// `--allow-background-downloads` downloads every image, which is what makes this test
+    /// able to fail.
+    @Test(arguments: [false, true])
+    func aFolderOfImagesOpenedInFilesDownloadsNothing(allowingBackgroundDownloads: Bool) throws {
+        let fixture = try MountFixture(extraMountArguments: allowingBackgroundDownloads ? ["--allow-background-downloads"] : [])
+        defer { fixture.tearDown() }
+        try #require(try fixture.shell("mkdir Riverside/Photos").status == 0)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let items = try (1...6).map { try serverFile(fixture, "photo-\($0).png", Self.png, in: "Riverside/Photos") }
+        try #require(eventually(timeout: .seconds(15)) {
+            (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside/Photos")).count) == items.count
+        })
+
+        let desktop = try DesktopSession(in: fixture.root)
+        defer { desktop.stop() }
+        try desktop.openInFiles(fixture.path("Riverside/Photos"), log: fixture.root.appendingPathComponent("nautilus.log"))
+        // Every image met the thumbnailer: refused (a failure record each) or thumbnailed.
+        let tried = eventually(timeout: .seconds(60), every: .milliseconds(200)) {
+            desktop.failedThumbnails.count + desktop.madeThumbnails.count >= items.count
+        }
+        try? desktop.screenshot(to: DesktopSession.artifacts.appendingPathComponent(
+            "files-online-only\(allowingBackgroundDownloads ? "-downloads-allowed" : "").png"))
+        #expect(tried, "the thumbnailer did not try every image; nautilus: \(String(decoding: (try? Data(contentsOf: fixture.root.appendingPathComponent("nautilus.log"))) ?? Data(), as: UTF8.self).suffix(2_000))")
+        let downloaded = items.filter { contentRequests(fixture, $0) > 0 }
+        if allowingBackgroundDownloads {
+            #expect(downloaded.count == items.count, "the thumbnailer downloads them when allowed")
+            #expect(desktop.madeThumbnails.count == items.count)
+        } else {
+            #expect(downloaded.isEmpty, "downloaded for thumbnails: \(downloaded.map(\.name))")
+            #expect(desktop.failedThumbnails.count == items.count && desktop.madeThumbnails.isEmpty)
+            for item in items {
+                #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state 'Riverside/Photos/\(item.name)'").out == "online-only")
+            }
+        }
+    }
+
+    static let thumbnailer = URL(fileURLWithPath: "/usr/bin/gdk-pixbuf-thumbnailer")
+
+    /// How many times the server sent a file's content (its request log: 200 and 206
+    /// answers, not a revalidation's 304).
+    private func contentRequests(_ fixture: MountFixture, _ item: Item) -> Int {
+        let request = "GET /v1/items/\(item.id)/content"
+        return fixture.server.log.split(separator: "\n").filter { line in
+            guard let start = line.range(of: request) else { return false }
+            let words = line[start.upperBound...].split(separator: " ")
+            return words.count > 1 && words[1].hasPrefix("2")  // [query] status
+        }.count
+    }
+
+    /// A file made on the server (as another user's upload) in the folder at `parent`.
+    private func serverFile(_ fixture: MountFixture, _ name: String, _ bytes: Data, in parent: String) throws -> Item {
+        let folder = try #require(try fixture.serverItem(parent), "no \(parent) on the server")
+        let local = fixture.root.appendingPathComponent("upload-\(UUID().uuidString)")
+        try bytes.write(to: local)
+        defer { try? FileManager.default.removeItem(at: local) }
+        let created = try fixture.api.call("POST", "/v1/items/\(folder.id)/children?name=\(name)",
+                                           extra: ["-H", "Expect:", "--data-binary", "@\(local.path)"])
+        try #require(created.status == 201, "create \(parent)/\(name): \(created.status) \(created.body)")
+        return try JSONDecoder().decode(Item.self, from: Data(created.body.utf8))
+    }
+}
