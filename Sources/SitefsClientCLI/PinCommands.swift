@@ -50,7 +50,7 @@ enum PinControl {
         var failures: [String] = []
         for path in paths {
             do {
-                let answer = try ask(control, of: path)
+                let answer = try ask(control, of: path, as: PinAnswer.self)
                 if let error = answer.error {
                     failures.append("\(TerminalText.escaped(path)): \(TerminalText.escaped(error))")
                 } else {
@@ -63,7 +63,8 @@ enum PinControl {
         guard failures.isEmpty else { throw UserFacingError(failures.joined(separator: "\n")) }
     }
 
-    private static func ask(_ control: String, of path: String) throws -> PinAnswer {
+    /// Reads the control attribute `control` of `path` and decodes the daemon's answer.
+    static func ask<Answer: Decodable>(_ control: String, of path: String, as: Answer.Type) throws -> Answer {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         let count = getxattr(path, control, &buffer, buffer.count)
         guard count >= 0 else {
@@ -76,7 +77,7 @@ enum PinControl {
             }
         }
         do {
-            return try JSONDecoder().decode(PinAnswer.self, from: Data(buffer[0..<count]))
+            return try JSONDecoder().decode(Answer.self, from: Data(buffer[0..<count]))
         } catch {
             throw UserFacingError("the daemon's answer is not understood: \(error)")
         }

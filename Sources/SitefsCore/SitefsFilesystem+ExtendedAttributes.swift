@@ -51,6 +51,9 @@ extension SitefsFilesystem {
     /// (`sitefs pin`, `sitefs unpin`), with the reason in it when refused.
     static let pinControl = "user.sitefs.control.pin"
     static let unpinControl = "user.sitefs.control.unpin"
+    /// Read on any item: frees the space its local copies take (a folder's: everything in
+    /// it), unpinning first, and answers an `EvictAnswer` (`sitefs evict`).
+    static let evictControl = "user.sitefs.control.evict"
 
     /// The one namespace of extended attributes this filesystem has.
     static let userNamespace = "user."
@@ -92,6 +95,12 @@ extension SitefsFilesystem {
                 try checkController(context)
                 askWhetherTheServerIsBack()
                 keeper.waitUntilSettled(timeout: Self.settledStatusWait)
+            case Self.pinControl, Self.unpinControl:
+                try checkController(context)
+                return Self.json(PinAnswer(path: "", pinned: false, error: "pin a site or anything in one, not the mount root"))
+            case Self.evictControl:
+                try checkController(context)
+                return Self.json(EvictAnswer(path: "", error: "free up space in a site or anything in one, not the mount root"))
             default:
                 throw .noData
             }
@@ -107,6 +116,13 @@ extension SitefsFilesystem {
                 answer = PinAnswer(path: (try? displayPath(of: identifier(of: inode))) ?? "", pinned: false, error: error.message)
             }
             return Self.json(answer)
+        case Self.evictControl:
+            try checkController(context)
+            do throws(PinRefusal) {
+                return Self.json(try evict(inode).fitting(within: 60_000))
+            } catch {
+                return Self.json(EvictAnswer(path: (try? displayPath(of: identifier(of: inode))) ?? "", error: error.message))
+            }
         case Self.pinnedAttribute:
             let identifier = try identifier(of: inode)
             guard let pin = pinCovering(identifier) else { throw .noData }
