@@ -7,6 +7,7 @@ import SitefsHTTP
 import SitefsHTTPBackend
 import SitefsProvider
 import SitefsWebDAVBackend
+import Synchronization
 
 /// The mount process itself: checks the server, builds the layers, runs the FUSE session
 /// until unmounted, then gives pending uploads a chance to finish.
@@ -52,6 +53,11 @@ struct MountDaemon {
         // A save no folder on the server takes is copied here, where its owner finds it.
         configuration.rescueDirectory = UserDirectories.data.appendingPathComponent("sitefs/rescued").path
         configuration.backgroundReaders = options.allowBackgroundDownloads ? .none : .standard()
+        // The file manager's emblems follow state changes through this socket.
+        let stateSource = StateSource()
+        let stateEvents = StateEventServer(path: URL(fileURLWithPath: cacheDirectory).appendingPathComponent("events.sock").path,
+                                           logger: logger, changes: { stateSource.changes(since: &$0) })
+        configuration.stateEventSocket = stateEvents?.path
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,
@@ -64,6 +70,9 @@ struct MountDaemon {
             // The kernel has the mount and its first request was answered: live.
             serviceManager.ready(status: "Mounted \(server) at \(mountpoint)")
         }
+        stateSource.filesystem.withLock { $0 = filesystem }
+        stateEvents?.start()
+        defer { stateEvents?.stop() }
         let notifier = DesktopNotifier(server: server, user: signedIn?.user ?? "NAME", logger: logger)
         filesystem.onNotice = { notice in notifier?.post(notice) }
         let session = FUSEMount(
@@ -199,5 +208,15 @@ private func announce(_ line: String) {
     if null >= 0 {
         dup2(null, STDOUT_FILENO)
         close(null)
+    }
+}
+
+/// The filesystem the state event server asks, set once it exists.
+private final class StateSource: Sendable {
+    let filesystem = Mutex<SitefsFilesystem?>(nil)
+
+    func changes(since told: inout ToldStates) -> [StateChange] {
+        guard let filesystem = filesystem.withLock({ $0 }) else { return [] }
+        return filesystem.stateChanges(since: &told)
     }
 }

@@ -55,6 +55,10 @@ extension SitefsFilesystem {
     /// it), unpinning first, and answers an `EvictAnswer` (`sitefs evict`).
     static let evictControl = "user.sitefs.control.evict"
 
+    /// On the mount root: the Unix socket on which the daemon tells state changes as JSON
+    /// lines (`StateChange`), for the file manager's emblems.
+    static let eventsAttribute = "user.sitefs.events"
+
     /// The one namespace of extended attributes this filesystem has.
     static let userNamespace = "user."
 
@@ -95,6 +99,10 @@ extension SitefsFilesystem {
                 try checkController(context)
                 askWhetherTheServerIsBack()
                 keeper.waitUntilSettled(timeout: Self.settledStatusWait)
+            case Self.eventsAttribute:
+                try checkController(context)
+                guard let socket = configuration.stateEventSocket else { throw .noData }
+                return Array(socket.utf8)
             case Self.pinControl, Self.unpinControl:
                 try checkController(context)
                 return Self.json(PinAnswer(path: "", pinned: false, error: "pin a site or anything in one, not the mount root"))
@@ -204,7 +212,8 @@ extension SitefsFilesystem {
         guard context.uid == configuration.uid || context.uid == 0 else { throw .permissionDenied }
     }
 
-    /// online-only (on the server, nothing kept here), downloaded (pinned, and local and
+    /// online-only (on the server, nothing kept here), on-device (not pinned, but a local
+    /// copy is here: open, or not cleaned up yet), downloaded (pinned, and local and
     /// current), downloading (pinned, not local or not current yet), pending (saved or
     /// renamed here, waiting to be sent), uploading, conflict (a copy this mount made because
     /// the server had moved on), failed, or local (a lock or swap file that stays on this
@@ -223,7 +232,9 @@ extension SitefsFilesystem {
         }
         if identifier.isLocal { return SyncEngine.keepsLocal(item.name) ? "local" : "pending" }
         if conflictCopies.withLock({ $0.contains(identifier) }) { return "conflict" }
-        guard pinCovering(identifier) != nil else { return "online-only" }
+        guard pinCovering(identifier) != nil else {
+            return item.kind == .file && copies.withLock({ $0[identifier] }) != nil ? "on-device" : "online-only"
+        }
         guard item.kind == .file else {
             let pins = keeper.status
             return pins.settled && pins.localFiles == pins.files ? "downloaded" : "downloading"

@@ -201,6 +201,8 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// For `sitefs status` and `sitefs sync`.
     public var status: SyncStatus { uploader.status }
+    /// Items with a save or rename queued, in flight or failed.
+    public var busyItems: Set<ItemIdentifier> { uploader.busyItems }
 
     // MARK: Outcomes
 

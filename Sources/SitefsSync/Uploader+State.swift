@@ -63,6 +63,17 @@ extension Uploader {
         return settleWaiters
     }
 
+    /// Every item with a save or rename queued, in flight or failed: the ones whose state is
+    /// not simply "on the server".
+    var busyItems: Set<ItemIdentifier> {
+        condition.lock()
+        defer { condition.unlock() }
+        var items = Set(queued.keys).union(inFlight.keys).union(failures.keys).union(renames.keys).union(renamesInFlight.keys)
+        items.formUnion(operations.map(\.identifier))
+        if let operationInFlight { items.insert(operationInFlight.identifier) }
+        return items
+    }
+
     /// Where the item stands, read under one lock.
     func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()
