@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "SitefsCore",
             dependencies: [
-                "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI",
+                "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI", "SitefsCrypto",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
