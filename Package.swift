@@ -41,7 +41,7 @@ let package = Package(
             ]
         ),
         // Sample office documents (.odt, .docx, .xlsx) for the demo sites.
-        .target(name: "SitefsDemoContent"),
+        .target(name: "SitefsDemoContent", dependencies: ["SitefsCrypto"]),
         // libcurl, with typed wrappers for the variadic calls Swift cannot make.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Linux calls Swift's Glibc module leaves out (extended attributes, copy_file_range,
@@ -208,7 +208,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent"]),
+        .testTarget(name: "SitefsDemoContentTests", dependencies: ["SitefsDemoContent", "SitefsCrypto"]),
         .testTarget(
             name: "SitefsServerTests",
             dependencies: [

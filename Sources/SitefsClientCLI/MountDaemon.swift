@@ -52,12 +52,15 @@ struct MountDaemon {
             changeWait: .milliseconds(Int64(min(options.changeWait, 3600) * 1000)))
         // A save no folder on the server takes is copied here, where its owner finds it.
         configuration.rescueDirectory = UserDirectories.data.appendingPathComponent("sitefs/rescued").path
-        configuration.backgroundReaders = options.allowBackgroundDownloads ? .none : .standard()
+        configuration.backgroundReaders = options.allowBackgroundDownloads ? .none : BackgroundReaders.standard()
         // The file manager's emblems follow state changes through this socket.
         let stateSource = StateSource()
         let stateEvents = StateEventServer(path: URL(fileURLWithPath: cacheDirectory).appendingPathComponent("events.sock").path,
                                            logger: logger, changes: { stateSource.changes(since: &$0) })
         configuration.stateEventSocket = stateEvents?.path
+        // The server's pictures of online-only files, where file managers look for thumbnails.
+        configuration.thumbnails = ThumbnailSettings(cache: ThumbnailCache(root: UserDirectories.cache.appendingPathComponent("thumbnails").path),
+                                                     mountpoint: mountpoint)
         let filesystem = try SitefsFilesystem(backend: backend, configuration: configuration,
                                               cacheDirectory: URL(fileURLWithPath: cacheDirectory),
                                               uploadParallelism: options.uploadParallelism,

@@ -18,7 +18,7 @@ import Synchronization
 /// registered (the `Exec` programs of `*.thumbnailer` files in the freedesktop thumbnailer
 /// folders) and `knownPrograms`. KDE's previews run in a general-purpose `kioworker`,
 /// which counts only while it runs the thumbnail worker.
-public final class BackgroundReaders: Sendable {
+public enum BackgroundReaders {
     /// Indexers and thumbnailers that are not registered as `*.thumbnailer` files.
     public static let knownPrograms: Set<String> = [
         // GNOME's Tracker / LocalSearch (3.x and the renamed 3.8+).
@@ -35,9 +35,6 @@ public final class BackgroundReaders: Sendable {
         "papers-thumbnailer", "atril-thumbnailer", "xreader-thumbnailer", "gsf-office-thumbnailer",
         "ffmpegthumbnailer", "folks-thumbnailer",
     ]
-
-    /// KDE's worker processes, which count only with the thumbnail worker loaded.
-    static let kioWorkers: Set<String> = ["kioworker", "kioslave5", "kioslave", "kioworker6"]
 
     /// Where the freedesktop thumbnailer specification puts registration files: the
     /// `thumbnailers` folder of `$XDG_DATA_HOME` and of each `$XDG_DATA_DIRS` entry.
@@ -62,7 +59,7 @@ public final class BackgroundReaders: Sendable {
                     guard trimmed.hasPrefix("Exec=") || trimmed.hasPrefix("TryExec=") else { continue }
                     let command = trimmed.drop(while: { $0 != "=" }).dropFirst()
                     if let program = command.split(separator: " ").first {
-                        programs.insert(Self.fileName(of: String(program)))
+                        programs.insert(ProcessMatcher.fileName(of: String(program)))
                     }
                 }
             }
@@ -70,88 +67,8 @@ public final class BackgroundReaders: Sendable {
         return programs
     }
 
-    /// What a process is, as far as this rule cares; read from `/proc`.
-    public struct ProcessDescription: Sendable, Equatable {
-        /// `argv`, as the process left it.
-        public var arguments: [String]
-        /// When it started (clock ticks since boot): a pid reused by a later process is
-        /// another entry.
-        public var startTime: UInt64
-        public init(arguments: [String], startTime: UInt64) {
-            self.arguments = arguments
-            self.startTime = startTime
-        }
-    }
-
-    let programs: Set<String>
-    let describe: @Sendable (Int32) -> ProcessDescription?
-    /// Verdicts by pid, checked against the start time; emptied when full (each verdict
-    /// costs two small `/proc` reads, once per process).
-    private let verdicts = Mutex<[Int32: (startTime: UInt64, isBackground: Bool)]>([:])
-    static let verdictLimit = 1_024
-
-    /// `programs`: file names of the programs refused; `describe`: how a pid is looked up
-    /// (`/proc` unless a test says otherwise).
-    public init(programs: Set<String>, describe: @escaping @Sendable (Int32) -> ProcessDescription? = BackgroundReaders.procDescription) {
-        self.programs = programs
-        self.describe = describe
-    }
-
     /// The desktop's thumbnailers and the known indexers.
-    public static func standard() -> BackgroundReaders {
-        BackgroundReaders(programs: knownPrograms.union(registeredThumbnailers(in: thumbnailerFolders())))
-    }
-
-    /// None: every process may download (tests of other things, `--allow-background-reads`).
-    public static let none = BackgroundReaders(programs: [], describe: { _ in nil })
-
-    /// The name of the program of the process (or thread) `pid` when it is a background
-    /// reader, nil otherwise (and when it cannot be told: a process already gone).
-    public func backgroundProgram(pid: Int32) -> String? {
-        guard pid > 0, !programs.isEmpty, let process = describe(pid) else { return nil }
-        if let known = verdicts.withLock({ $0[pid] }), known.startTime == process.startTime {
-            return known.isBackground ? program(of: process) : nil
-        }
-        let isBackground = classify(process)
-        verdicts.withLock { verdicts in
-            if verdicts.count >= Self.verdictLimit { verdicts.removeAll(keepingCapacity: true) }
-            verdicts[pid] = (process.startTime, isBackground)
-        }
-        return isBackground ? program(of: process) : nil
-    }
-
-    func classify(_ process: ProcessDescription) -> Bool {
-        guard let first = process.arguments.first else { return false }
-        let name = Self.fileName(of: first)
-        if programs.contains(name) { return true }
-        if Self.kioWorkers.contains(name) {
-            // `kioworker /usr/lib/.../kf6/kio/thumbnail.so thumbnail local:/run/...`
-            return process.arguments.dropFirst().prefix(3).contains { Self.fileName(of: $0).hasPrefix("thumbnail") }
-        }
-        return false
-    }
-
-    private func program(of process: ProcessDescription) -> String {
-        process.arguments.first.map(Self.fileName(of:)) ?? "?"
-    }
-
-    static func fileName(of path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
-    }
-
-    /// `/proc/PID/cmdline` and the start time from `/proc/PID/stat`. The kernel gives a
-    /// FUSE request the caller's thread id, which `/proc` answers for like a process id.
-    @Sendable public static func procDescription(pid: Int32) -> ProcessDescription? {
-        guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-              let stat = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
-        let arguments = commandLine.prefix(64 << 10).split(separator: 0, omittingEmptySubsequences: false)
-            .prefix(8).map { String(decoding: $0, as: UTF8.self) }
-        // The name in parentheses may hold spaces and parentheses: fields count from the last ")".
-        let text = String(decoding: stat.prefix(4_096), as: UTF8.self)
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // After ")": state is field 3 of stat(5), so starttime (field 22) is the 20th here.
-        guard fields.count > 19, let start = UInt64(fields[19]) else { return nil }
-        return ProcessDescription(arguments: arguments, startTime: start)
+    public static func standard() -> ProcessMatcher {
+        ProcessMatcher(programs: knownPrograms.union(registeredThumbnailers(in: thumbnailerFolders())), kioThumbnailWorkers: true)
     }
 }

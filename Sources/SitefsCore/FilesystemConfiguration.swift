@@ -45,11 +45,14 @@ public struct FilesystemConfiguration: Sendable {
     public var rescueDirectory: String?
     /// The thumbnailers and indexers that get only content already on this device; the
     /// daemon's is `BackgroundReaders.standard()`, unless `--allow-background-reads`.
-    public var backgroundReaders: BackgroundReaders = .none
+    public var backgroundReaders: ProcessMatcher = .none
     /// Where the daemon tells state changes (`StateChange`, a JSON line each) to the file
     /// manager's extension: a Unix socket, answered for `user.sitefs.events` on the mount
     /// root; nil: none.
     public var stateEventSocket: String?
+    /// Where the server's pictures of online-only files are filed for the file manager
+    /// (the freedesktop thumbnail cache); nil: nowhere.
+    public var thumbnails: ThumbnailSettings?
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,

@@ -7,7 +7,7 @@ extension SitefsFilesystem {
     /// thumbnail, the file manager shows the type's icon) and nothing is downloaded. The
     /// first refusal of each program is logged at info, the rest at debug.
     func refuseBackgroundReader(_ context: RequestContext, _ item: ProviderItem) throws(Errno) {
-        guard let program = configuration.backgroundReaders.backgroundProgram(pid: context.pid) else { return }
+        guard let program = configuration.backgroundReaders.matchingProgram(pid: context.pid) else { return }
         let first = refusedBackgroundReaders.withLock { $0.insert(program).inserted }
         if first {
             logger.info("""

@@ -44,8 +44,25 @@ extension SitefsFilesystem {
         return handles.add(DirectoryHandle(folder: folder, snapshot: snapshot, pages: pageReadAhead(of: folder), fetch: fetch))
     }
 
+    /// The entries from `offset` on, as many as `emit` takes. For a file manager, the
+    /// server's thumbnails of what was listed are filed before the answer goes
+    /// (`fileServerThumbnails`).
     public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
                               emit: (DirectoryEntry) -> Bool) throws(Errno) {
+        guard configuration.thumbnails != nil, let directory = handles.directory(handle) else {
+            return try listEntries(inode, handle: handle, offset: offset, plus: plus, emit: emit)
+        }
+        var listed: [ItemIdentifier] = []
+        try listEntries(inode, handle: handle, offset: offset, plus: plus) { entry in
+            guard emit(entry) else { return false }
+            if entry.mode == AttributeMapping.regularType, let identifier = inodes.identifier(of: entry.inode) { listed.append(identifier) }
+            return true
+        }
+        fileServerThumbnails(listed, in: directory.folder, context: context)
+    }
+
+    private func listEntries(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool,
+                             emit: (DirectoryEntry) -> Bool) throws(Errno) {
         guard let directory = handles.directory(handle) else { throw .badFileDescriptor }
         let dot = AttributeMapping.directoryType
         if offset < 1, !emit(DirectoryEntry(name: FileName("."), inode: inode, mode: dot, nextOffset: 1, entry: nil)) { return }

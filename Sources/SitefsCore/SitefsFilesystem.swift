@@ -27,7 +27,7 @@ import SystemPackage
 /// Debug builds check this order at run time (`LockOrder`).
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
-/// `conflictCopies`, `refusedBackgroundReaders`, `invalidator`, `savePause`, the engine's `PinRegistry` and the
+/// `conflictCopies`, `refusedBackgroundReaders`, `picturelessVersions`, `invalidator`, `savePause`, the engine's `PinRegistry` and the
 /// backend's `ConnectionMonitor`, and `PinKeeper`'s own (its pass runs with none held).
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// The server, through the mount's `ConnectionMonitor`: while it is unreachable, what
@@ -47,6 +47,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// kernel keep the pages it cached (a second `cat` is served from memory). Any other
     /// version drops them; remote changes also invalidate through the change feed.
     let openedVersions = Mutex<[ItemIdentifier: String]>([:])
+    /// Versions the server has no thumbnail of (see `fileServerThumbnails`).
+    let picturelessVersions = Mutex<Set<String>>([])
     /// The thumbnailers and indexers refused content so far (each is logged once at info).
     let refusedBackgroundReaders = Mutex<Set<String>>([])
     /// Conflict copies made by this mount (their `user.sitefs.state` is "conflict").

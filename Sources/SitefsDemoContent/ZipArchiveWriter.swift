@@ -1,3 +1,4 @@
+import SitefsCrypto
 /// Builds a ZIP archive in memory with STORED (uncompressed) entries only.
 ///
 /// Office documents (ODF, OOXML) are ZIP containers and no ZIP library is available

@@ -32,6 +32,12 @@ public protocol DocumentBackend: Sendable {
     /// The change feed; nil starts from "now".
     func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch
 
+    /// A PNG picture of `version` of the file that fits in a `size`×`size` box, made by the
+    /// server (nothing of the content is downloaded); nil when the server has none for it
+    /// (its type has no picture, or the server makes none: WebDAV). `versionMismatch` when
+    /// `version` is not the current one any more.
+    func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]?
+
     /// Whether `changes(since:waitingUpTo:cancellation:)` can hold its answer until there is
     /// a change (a long-poll), instead of answering at once.
     var waitsForChanges: Bool { get }
@@ -45,6 +51,9 @@ public protocol DocumentBackend: Sendable {
 
 extension DocumentBackend {
     public var waitsForChanges: Bool { false }
+
+    /// Servers that make no pictures of their files (WebDAV).
+    public func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]? { nil }
 
     public func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
         -> ChangeBatch {

@@ -56,6 +56,10 @@ public struct MonitoredBackend: DocumentBackend {
         }
     }
 
+    public func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]? {
+        try send { () throws(ProviderError) in try base.thumbnail(of: file, version: version, size: size) }
+    }
+
     public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         try send { () throws(ProviderError) in try base.createFolder(named: name, in: parent) }
     }

@@ -9,7 +9,7 @@ import Testing
 /// downloaded (`BackgroundReaders`); everyone else is served as before.
 @Suite struct BackgroundReaderTests {
     /// Processes by pid, as `/proc` would describe them.
-    private static let processes: [Int32: BackgroundReaders.ProcessDescription] = [
+    private static let processes: [Int32: ProcessMatcher.ProcessDescription] = [
         10: .init(arguments: ["/usr/bin/gdk-pixbuf-thumbnailer", "-s", "256", "file:///x.png", "/tmp/out.png"], startTime: 5),
         11: .init(arguments: ["/usr/bin/cat", "/x.png"], startTime: 5),
         12: .init(arguments: ["/usr/lib/x86_64-linux-gnu/libexec/kf6/kioworker", "/usr/lib/x86_64-linux-gnu/qt6/plugins/kf6/kio/thumbnail.so",
@@ -19,28 +19,28 @@ import Testing
         15: .init(arguments: ["/opt/viewers/my-site-thumbnailer", "%u"], startTime: 5),
     ]
 
-    private static func readers(_ programs: Set<String> = BackgroundReaders.knownPrograms) -> BackgroundReaders {
-        BackgroundReaders(programs: programs, describe: { processes[$0] })
+    private static func readers(_ programs: Set<String> = BackgroundReaders.knownPrograms) -> ProcessMatcher {
+        ProcessMatcher(programs: programs, kioThumbnailWorkers: true, describe: { processes[$0] })
     }
 
     @Test func thumbnailersIndexersAndKDEPreviewsAreRecognisedByProgram() {
         let readers = Self.readers()
-        #expect(readers.backgroundProgram(pid: 10) == "gdk-pixbuf-thumbnailer")
-        #expect(readers.backgroundProgram(pid: 11) == nil, "cat reads for a person")
-        #expect(readers.backgroundProgram(pid: 12) == "kioworker", "KDE's thumbnail worker")
-        #expect(readers.backgroundProgram(pid: 13) == nil, "a kioworker copying a file for Dolphin")
-        #expect(readers.backgroundProgram(pid: 14) == "tracker-extract-3")
-        #expect(readers.backgroundProgram(pid: 15) == nil, "not registered")
-        #expect(readers.backgroundProgram(pid: 99) == nil, "gone")
-        #expect(readers.backgroundProgram(pid: 0) == nil, "the kernel's own")
+        #expect(readers.matchingProgram(pid: 10) == "gdk-pixbuf-thumbnailer")
+        #expect(readers.matchingProgram(pid: 11) == nil, "cat reads for a person")
+        #expect(readers.matchingProgram(pid: 12) == "kioworker", "KDE's thumbnail worker")
+        #expect(readers.matchingProgram(pid: 13) == nil, "a kioworker copying a file for Dolphin")
+        #expect(readers.matchingProgram(pid: 14) == "tracker-extract-3")
+        #expect(readers.matchingProgram(pid: 15) == nil, "not registered")
+        #expect(readers.matchingProgram(pid: 99) == nil, "gone")
+        #expect(readers.matchingProgram(pid: 0) == nil, "the kernel's own")
     }
 
     @Test func aPidReusedByAnotherProgramIsJudgedAgain() {
-        let table = Mutex<[Int32: BackgroundReaders.ProcessDescription]>([20: .init(arguments: ["tracker-extract-3"], startTime: 1)])
-        let readers = BackgroundReaders(programs: BackgroundReaders.knownPrograms, describe: { pid in table.withLock { $0[pid] } })
-        #expect(readers.backgroundProgram(pid: 20) == "tracker-extract-3")
+        let table = Mutex<[Int32: ProcessMatcher.ProcessDescription]>([20: .init(arguments: ["tracker-extract-3"], startTime: 1)])
+        let readers = ProcessMatcher(programs: BackgroundReaders.knownPrograms, kioThumbnailWorkers: true, describe: { pid in table.withLock { $0[pid] } })
+        #expect(readers.matchingProgram(pid: 20) == "tracker-extract-3")
         table.withLock { $0[20] = .init(arguments: ["/usr/bin/vim"], startTime: 2) }
-        #expect(readers.backgroundProgram(pid: 20) == nil)
+        #expect(readers.matchingProgram(pid: 20) == nil)
     }
 
     @Test func registeredThumbnailersAreReadFromTheirFiles() throws {
@@ -56,16 +56,16 @@ import Testing
         try "Exec=not-a-registration".write(to: folder.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
         let programs = BackgroundReaders.registeredThumbnailers(in: [folder.path, "/nonexistent/thumbnailers"])
         #expect(programs == ["my-site-thumbnailer"])
-        #expect(Self.readers(programs).backgroundProgram(pid: 15) == "my-site-thumbnailer")
+        #expect(Self.readers(programs).matchingProgram(pid: 15) == "my-site-thumbnailer")
         #expect(BackgroundReaders.thumbnailerFolders(environment: ["HOME": "/home/anna", "XDG_DATA_DIRS": "/usr/share"])
                 == ["/home/anna/.local/share/thumbnailers", "/usr/share/thumbnailers"])
     }
 
     @Test func thisProcessIsDescribedFromProc() throws {
-        let me = try #require(BackgroundReaders.procDescription(pid: getpid()))
+        let me = try #require(ProcessMatcher.procDescription(pid: getpid()))
         #expect(me.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } == URL(fileURLWithPath: CommandLine.arguments[0]).lastPathComponent)
         #expect(me.startTime > 0)
-        #expect(BackgroundReaders.procDescription(pid: getpid()) == me, "stable")
+        #expect(ProcessMatcher.procDescription(pid: getpid()) == me, "stable")
     }
 
     /// The core: an online-only file is refused to a thumbnailer without a request to the

@@ -23,7 +23,7 @@ struct CoreHarness {
     init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
          clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil,
-         rescueDirectory: String? = nil, backgroundReaders: BackgroundReaders = .none) throws {
+         rescueDirectory: String? = nil, backgroundReaders: ProcessMatcher = .none, thumbnails: ThumbnailSettings? = nil) throws {
         backend = previous?.backend ?? reusedBackend ?? InMemoryBackend()
         self.clock = previous?.clock ?? clock
         cacheDirectory = previous?.cacheDirectory ?? reusedDirectory
@@ -36,6 +36,7 @@ struct CoreHarness {
                                                     cacheSizeLimit: cacheSizeLimit, clock: clock)
         configuration.rescueDirectory = rescueDirectory
         configuration.backgroundReaders = backgroundReaders
+        configuration.thumbnails = thumbnails
         filesystem = try SitefsFilesystem(backend: backend, configuration: configuration, cacheDirectory: cacheDirectory, logger: logger)
     }
 

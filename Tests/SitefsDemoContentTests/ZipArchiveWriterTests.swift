@@ -1,3 +1,4 @@
+import SitefsCrypto
 import SitefsDemoContent
 import Testing
 

@@ -17,6 +17,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
 
     public struct State {
         public var nodes: [ItemIdentifier: Node] = [:]
+        /// The server's pictures of files, by item (see `setThumbnail`).
+        public var thumbnails: [ItemIdentifier: [UInt8]] = [:]
         public var nextID = 100
         public var feed: [ChangeBatch.Change] = []
         public var calls: [String: Int] = [:]
@@ -240,6 +242,19 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         }
         runMeanwhile("item")
         return item
+    }
+
+    /// Gives a file a picture the server makes of it (any version), as sitefs-server's
+    /// thumbnails; nil removes it.
+    public func setThumbnail(_ png: [UInt8]?, for file: ItemIdentifier) { state.withLock { $0.thumbnails[file] = png } }
+
+    public func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]? {
+        try call("thumbnail")
+        return try state.withLock { state throws(ProviderError) -> [UInt8]? in
+            guard let node = state.nodes[file] else { throw .notFound }
+            guard node.item.version == version else { throw .versionMismatch(current: node.item) }
+            return state.thumbnails[file]
+        }
     }
 
     public func fetchContent(of file: ItemIdentifier, version: String?, range: ClosedRange<Int64>?, ifNoneMatch: String?,

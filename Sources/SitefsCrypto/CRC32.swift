@@ -1,7 +1,6 @@
-/// CRC-32 as ZIP needs it (IEEE 802.3, reflected polynomial 0xEDB88320).
-///
-/// Written here because the package may not depend on zlib or a ZIP library; a
-/// 256-entry table keeps it byte-at-a-time fast enough for documents of a few KiB.
+/// CRC-32 as ZIP and PNG need it (IEEE 802.3, reflected polynomial 0xEDB88320): a
+/// checksum, not cryptography (the demo's ZIP writer, the freedesktop thumbnails' PNG
+/// chunks). A 256-entry table keeps it byte-at-a-time fast enough for a few hundred KiB.
 public enum CRC32 {
     /// One entry per byte value: the CRC register after shifting that byte through.
     private static let table: [UInt32] = (0..<256).map { index in

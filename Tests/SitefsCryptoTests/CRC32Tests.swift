@@ -1,4 +1,4 @@
-import SitefsDemoContent
+import SitefsCrypto
 import Testing
 
 @Suite("CRC-32")
