@@ -176,6 +176,7 @@ extension SitefsFilesystem {
         guard sync.pins.kept(identifier) != kept else { return true }
         do {
             try sync.pins.keep(identifier, kept)
+            forgetFailedThumbnails(of: identifier)
             return true
         } catch {
             logger.error("pins: cannot record the local copy of \(identifier): \(error)")

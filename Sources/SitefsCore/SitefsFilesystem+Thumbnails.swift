@@ -69,4 +69,12 @@ extension SitefsFilesystem {
             logger.warning("thumbnail of \(item.name) cannot be filed in \(settings.cache.root): \(error)")
         }
     }
+
+    /// A file now on this device: the failure records thumbnailers left when they were
+    /// refused its content go, so the file manager's thumbnailer makes its picture from the
+    /// local copy (a record would stop it for as long as the modification time stays).
+    func forgetFailedThumbnails(of identifier: ItemIdentifier) {
+        guard let settings = configuration.thumbnails else { return }
+        settings.cache.forgetFailures(of: ThumbnailCache.uri(ofPath: settings.mountpoint + "/" + displayPath(of: identifier)))
+    }
 }

@@ -83,6 +83,16 @@ public struct ThumbnailCache: Sendable {
         }
     }
 
+    /// Removes the failed-thumbnail records of `uri` (`fail/APPLICATION/MD5.png`, one folder
+    /// per thumbnailing program).
+    public func forgetFailures(of uri: String) {
+        let folder = root + "/fail"
+        let name = MD5.hexDigest(uri.utf8) + ".png"
+        for application in (try? FileManager.default.contentsOfDirectory(atPath: folder))?.prefix(100) ?? [] {
+            unlink(folder + "/" + application + "/" + name)
+        }
+    }
+
     // MARK: PNG text chunks
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]

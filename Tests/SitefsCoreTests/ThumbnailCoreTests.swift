@@ -78,6 +78,29 @@ import Testing
         #expect(harness.backend.calls("thumbnail") == 2, "filed once, and the picture-less version remembered")
     }
 
+    @Test func aFilePinnedLocalLosesItsFailedThumbnailRecords() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnails-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let harness = try CoreHarness(writeBackDelay: .zero, thumbnails: ThumbnailSettings(cache: ThumbnailCache(root: root.path),
+                                                                                           mountpoint: "/mnt/sites", fileManagers: .none))
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        let site = harness.backend.addSite("Harbour")
+        harness.backend.add("clip.mp4", in: site, kind: .file, content: Array("video".utf8))
+        harness.mount()
+        let uri = ThumbnailCache.uri(ofPath: "/mnt/sites/Harbour/clip.mp4")
+        let record = root.appendingPathComponent("fail/gnome-thumbnail-factory/\(try md5(uri)).png")
+        try FileManager.default.createDirectory(at: record.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(Self.png).write(to: record)
+        let other = root.appendingPathComponent("fail/gnome-thumbnail-factory/\(try md5(uri + "x")).png")
+        try Data(Self.png).write(to: other)
+
+        let clip = try harness.lookup(try harness.lookup(.root, "Harbour").attributes.inode, "clip.mp4").attributes.inode
+        _ = try harness.filesystem.getExtendedAttribute(clip, name: "user.sitefs.control.pin", context: harness.context)
+        #expect(eventually { (try? harness.xattr(clip, "user.sitefs.state")) == "downloaded" })
+        #expect(!FileManager.default.fileExists(atPath: record.path), "the thumbnailer may try again, on the local copy")
+        #expect(FileManager.default.fileExists(atPath: other.path), "another file's record stays")
+    }
+
     /// Lists a folder as `context`'s process would (opendir, readdir to the end, closedir).
     private func list(_ harness: CoreHarness, _ inode: InodeNumber, as context: RequestContext) throws -> [String] {
         let handle = try harness.filesystem.openDirectory(inode, flags: 0, context: context)
