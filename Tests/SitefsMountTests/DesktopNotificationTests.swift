@@ -133,8 +133,24 @@ final class PrivateSessionBus {
         return found
     }
 
+    /// Ends the listener, every program the bus started (gvfsd, tracker-miner-fs-3,
+    /// at-spi...: they carry the bus's address in their environment, and outlive a killed
+    /// bus otherwise), and the bus.
     func stop() {
-        for process in [listener, daemon] { Self.end(process) }
+        Self.end(listener)
+        for pid in Self.processes(onBus: address) where pid != getpid() && pid != daemon.processIdentifier { kill(pid, SIGKILL) }
+        Self.end(daemon)
+    }
+
+    /// Processes whose environment names the bus at `address`.
+    static func processes(onBus address: String) -> [pid_t] {
+        guard let path = address.split(separator: ",").first, !path.isEmpty else { return [] }
+        let needles = ["DBUS_SESSION_BUS_ADDRESS=" + path, "DBUS_STARTER_ADDRESS=" + path].map { Array($0.utf8) }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { pid in
+            guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return environment.split(separator: 0).contains { variable in needles.contains { variable.starts(with: $0) } }
+        }
     }
 
     /// Ends a child of the test runner and waits for it. SIGKILL: the children inherit the

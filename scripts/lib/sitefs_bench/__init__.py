@@ -8,6 +8,7 @@ Modules, each with one job:
   sign-in, its request log, checks of what it holds, the curl baselines' requests in its protocol;
 - measure: timing a command, medians, per-operation daemon figures, the result rows;
 - cases: the cases, each a function of the world and the recorder, written once for every backend;
+- desktop: Xvfb, a private session bus, a home and Files (Nautilus) for the files-window case;
 - load: the server-load case, on stores and servers of its own (not the seed): sitefs-server
   under wrk on SQLite and PostgreSQL, one and two instances, with a throwaway PostgreSQL
   cluster of its own;

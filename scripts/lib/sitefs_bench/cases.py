@@ -14,9 +14,10 @@ import shutil
 import subprocess
 import threading
 import time
+from pathlib import Path
 
-from . import procs
-from .measure import BenchFailure, Samples, log, timed
+from . import desktop, procs
+from .measure import BenchFailure, Samples, log, median, timed
 
 
 def sample(world, what, run, seconds):
@@ -602,6 +603,177 @@ def remote_change(world, rec):
                 "listing read every 5 ms")
 
 
+# --- files-window: a folder of online-only pictures and documents opened in Files -----------
+
+# The types Files asks a thumbnailer for, by the seed's extensions (shared-mime-info's names).
+MIME_TYPES = {"jpg": "image/jpeg", "png": "image/png", "pdf": "application/pdf",
+              "odt": "application/vnd.oasis.opendocument.text"}
+# Files (Nautilus 43) asks for the "large" thumbnails at every zoom level.
+THUMBNAIL_SIZE = 256
+# A window is watched until no thumbnail or failure record of its files has appeared for
+# this long (once one has), and never longer than WINDOW_BOUND seconds.
+SETTLED = 2.0
+WINDOW_BOUND = 120
+POLL = 0.025
+
+
+def installed_thumbnailer_types():
+    """The MIME types a thumbnailer is installed for: the `.thumbnailer` files GNOME's
+    thumbnail factory reads (XDG_DATA_DIRS/thumbnailers), those whose TryExec program exists."""
+    types = set()
+    for base in (os.environ.get("XDG_DATA_DIRS") or "/usr/local/share:/usr/share").split(":"):
+        for entry in sorted((Path(base) / "thumbnailers").glob("*.thumbnailer")):
+            try:
+                text = entry.read_text(errors="replace")
+            except OSError:
+                continue
+            program = re.search(r"^TryExec=(.+)$", text, re.M)
+            if program and not shutil.which(program.group(1).strip()):
+                continue
+            listed = re.search(r"^MimeType=(.*)$", text, re.M)
+            types.update(kind for kind in (listed.group(1).split(";") if listed else []) if kind)
+    return types
+
+
+def watch_window(session, folder, thumbnails, expected, log_path, bound):
+    """Opens Files on `folder` in `session` and reads the thumbnail cache every 25 ms until
+    no thumbnail or failed-thumbnail record of the folder's files has appeared for SETTLED
+    seconds (once something has), or `bound` seconds. `thumbnails`: {path: cache file name}
+    of every file of the folder; `expected`: the cache file names waited for. Returns
+    {"seconds": from Files' start until the last of `expected` appeared (None if none did),
+    "shown": how many of `expected` appeared, "made": thumbnails of the folder's files,
+    "failed": failure records of them, "waited": the whole watch}."""
+    ours = set(thumbnails.values())
+    started = session.open_folder(folder, log_path)
+    shown, last_shown, seen, last_change = 0, None, (0, 0), started
+    while True:
+        now = time.perf_counter()
+        made, failed = session.shown()
+        made, failed = made & ours, failed & ours
+        if len(made & expected) != shown:
+            shown, last_shown = len(made & expected), now
+        if (len(made), len(failed)) != seen:
+            seen, last_change = (len(made), len(failed)), now
+        if (seen != (0, 0) and now - last_change >= SETTLED) or now - started >= bound:
+            break
+        time.sleep(POLL)
+    return {"seconds": None if last_shown is None else last_shown - started, "shown": shown, "made": seen[0],
+            "failed": seen[1], "waited": now - started}
+
+
+def online_only_count(folder, names):
+    """How many of the mount's files say they are online-only (their state attribute)."""
+    count = 0
+    for name in names:
+        try:
+            count += os.getxattr(folder / name, "user.sitefs.state").decode().strip() == "online-only"
+        except OSError:
+            pass
+    return count
+
+
+def files_window(world, rec):
+    """A folder of online-only pictures, PDFs and ODF documents opened in Files (Nautilus,
+    under Xvfb, a fresh home and thumbnail cache per run) on a fresh mount, against the same
+    files copied to a local folder. Measured: the bytes of file content the server sent the
+    mount (its log: 200/206 answers of GET .../content; Apache: of GETs), target 0; the
+    thumbnails it sent; from Files' start until every thumbnail the server offers (asked
+    before, untimed: GET .../thumbnail?size=256 of each file) is in the cache, against the
+    local folder until the thumbnails of the files a thumbnailer is installed for are made;
+    the failed-thumbnail records Files' thumbnail factory wrote on the mount (its thumbnailer
+    refused an online-only file's content)."""
+    s, server = world.s, world.server
+    label = f"files window, {s.n_photos} files"
+    why = desktop.unavailable()
+    if why:
+        rec.skipped(label, why)
+        return
+    bound = min(WINDOW_BOUND, s.op_timeout)
+    names = sorted(os.listdir(world.seed / "photos"))
+    mounted, local = world.site_dir / "photos", world.local / "photos"
+    if not local.exists():
+        shutil.copytree(world.seed / "photos", local)
+    mount_thumbs = desktop.thumbnail_names(mounted / name for name in names)
+    local_thumbs = desktop.thumbnail_names(local / name for name in names)
+    offers, no_offers = server.thumbnail_offers("photos", THUMBNAIL_SIZE)
+    offered = {mount_thumbs[str(mounted / name)] for name in offers}
+    thumbnailer_types = installed_thumbnailer_types()
+    with_thumbnailer = [name for name in names if MIME_TYPES.get(name.rpartition(".")[2]) in thumbnailer_types]
+    local_expected = {local_thumbs[str(local / name)] for name in with_thumbnailer}
+    refusals = len([name for name in with_thumbnailer if name not in offers])
+    kinds = sorted({name.rpartition(".")[2] for name in with_thumbnailer})
+    log(f"  the server offers {len(offers)} of {len(names)} thumbnails{f' ({no_offers})' if no_offers else ''}; "
+        f"a thumbnailer is installed here for {len(with_thumbnailer)} ({' '.join(kinds) or 'none'})")
+
+    shown_times, local_times, samples = Samples(), Samples(), Samples()
+    content, thumbnails, failed, shown, made, still_online = [], [], [], [], [], []
+    try:
+        for run in range(1, s.runs + 1):
+            session = desktop.Desktop(world.work)
+            try:
+                # The daemon files the server's thumbnails in the cache of the session's user.
+                world.mount_cold(env={**os.environ, "XDG_CACHE_HOME": str(session.cache_home)})
+                offset = server.log_offset()
+                with world.operation(samples):
+                    seen = watch_window(session, mounted, mount_thumbs, offered,
+                                        world.work / f"nautilus-{server.key}-mount-{run}.log", bound)
+                sent = server.transfers_since(offset)
+            finally:
+                session.close()
+            content.append(sent["content"])
+            thumbnails.append(sent["thumbnail"])
+            failed.append(seen["failed"])
+            shown.append(seen["shown"])
+            still_online.append(online_only_count(mounted, names))
+            log(f"  mount run {run}/{s.runs}: {seen['shown']} of {len(offered)} offered thumbnails shown"
+                + (f", the last at {seen['seconds']:.3f} s" if seen["seconds"] is not None else "")
+                + f"; {seen['failed']} failed records; content sent {sent['content'][1]} B in {sent['content'][0]} answers, "
+                f"thumbnails {sent['thumbnail'][1]} B in {sent['thumbnail'][0]}; watched {seen['waited']:.1f} s")
+            if seen["seconds"] is not None:
+                shown_times.add(seen["seconds"])
+            world.unmount()
+
+            session = desktop.Desktop(world.work)
+            try:
+                seen = watch_window(session, local, local_thumbs, local_expected,
+                                    world.work / f"nautilus-{server.key}-local-{run}.log", bound)
+            finally:
+                session.close()
+            made.append(seen["shown"])
+            log(f"  local run {run}/{s.runs}: {seen['shown']} of {len(local_expected)} thumbnails made"
+                + (f", the last at {seen['seconds']:.3f} s" if seen["seconds"] is not None else "")
+                + f"; watched {seen['waited']:.1f} s")
+            if seen["seconds"] is not None:
+                local_times.add(seen["seconds"])
+    finally:
+        world.unmount()  # its daemon files thumbnails in a session that is gone
+
+    most = max(sent_bytes for _, sent_bytes in content)
+    rec.figure(f"{label}: file content sent to the mount", most, "B", target="0 B", result="PASS" if most == 0 else "MISS",
+               notes=f"max of {s.runs} runs; {median([count for count, _ in content]):g} content answers (median); "
+                     f"files still online-only after: {min(still_online)} of {len(names)} (min)")
+    rec.figure("  thumbnails sent to the mount", median([count for count, _ in thumbnails]), "answers",
+               notes=f"{round(median([size for _, size in thumbnails]))} B (median); the server offers {len(offers)} of "
+                     f"{len(names)} at {THUMBNAIL_SIZE} px" + (f" ({no_offers})" if no_offers else "")
+                     + f"; {samples.notes()}")
+    local_note = (f"local: {min(made)} of {len(local_expected)} made (min; a thumbnailer is installed for: "
+                  f"{' '.join(kinds) or 'none'})")
+    if offered and shown_times.seconds and local_times.seconds:
+        rec.compare("  until every offered thumbnail is shown, cold", shown_times,
+                    "local folder: until thumbnails made", local_times, ("info",),
+                    f"shown: {min(shown)} of {len(offered)} offered (min); {local_note}")
+    else:
+        why_not = ("the server offers none" if not offered else
+                   f"none of the {len(offered)} offered was shown within {bound} s" if not shown_times.seconds else
+                   "no local thumbnail was made")
+        rec.figure("  until every offered thumbnail is shown, cold", "-", "", baseline_label="local folder: until thumbnails made",
+                   baseline_value=f"{local_times.median:.3f} s" if local_times.seconds else "-",
+                   notes=f"not timed: {why_not}; {local_note}")
+    rec.figure("  failed-thumbnail records on the mount", median(failed), "",
+               baseline_label="expected: no server thumbnail, a thumbnailer here", baseline_value=refusals,
+               notes="median; Files' thumbnailer refused an online-only file's content")
+
+
 def all_cases(s):
     """(option name, row label, function), in the order they run."""
     return [
@@ -620,4 +792,5 @@ def all_cases(s):
         ("pin-large", f"pin {s.big_mb} MiB file", pin_large),
         ("replay", f"offline replay {s.n_replay_new} + {s.n_replay_edit}", replay),
         ("remote-change", "remote change until listed", remote_change),
+        ("files-window", f"files window, {s.n_photos} files", files_window),
     ]

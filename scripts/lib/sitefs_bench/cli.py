@@ -18,12 +18,13 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_CONFIG      release (default) or debug
   SITEFS_BENCH_RUNS        runs per case, medians reported (default 3)
   SITEFS_BENCH_QUICK       1: smaller sizes for a smoke run (1k/10k files, 32 MiB, 100 creates,
-                           an offline session of 20 new files + 10 edits, 3 s offline, 2 s
-                           wrk runs and a 10 s idle window for server-load)
+                           an offline session of 20 new files + 10 edits, 3 s offline, 50 files
+                           in the Files window, 2 s wrk runs and a 10 s idle window for
+                           server-load)
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change server-load (servers of its own:
+                           pin-large replay remote-change files-window server-load (servers of its own:
                            once, after the backends; alone, no seed is made and no backend's
                            turn runs)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then

@@ -207,6 +207,6 @@ def change(a_row, b_row):
         return ""
     else:
         before, after = a_row["measured_seconds"], b_row["measured_seconds"]
-    if not before:
-        return ""
+    if not before or not all(isinstance(value, (int, float)) for value in (before, after)):
+        return ""  # a figure that is not a number ("-": not timed)
     return f"{after / before:.2f}x"

@@ -98,6 +98,31 @@ class Server:
     def counted(self, line):
         raise NotImplementedError
 
+    def transfers_since(self, offset):
+        """What the server sent after `offset` (its log): {"content": [answers, body bytes],
+        "thumbnail": [answers, body bytes]}, counting 200 and 206 answers (see `transfer`)."""
+        time.sleep(0.2)  # a request is logged once its response body has gone out
+        with open(self.log_path, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+        sent = {"content": [0, 0], "thumbnail": [0, 0]}
+        for line in text.splitlines():
+            found = self.transfer(line)
+            if found and found[1] in (200, 206):
+                sent[found[0]][0] += 1
+                sent[found[0]][1] += found[2]
+        return sent
+
+    def transfer(self, line):
+        """(\"content\" or \"thumbnail\", status, body bytes) of a log line that sent a file's
+        content or a thumbnail of it, else None."""
+        raise NotImplementedError
+
+    def thumbnail_offers(self, folder_path, size):
+        """({name: thumbnail bytes} of the files in the folder the server has a picture of at
+        `size`, why it offers none by design or None). Asked outside any timing."""
+        return {}, "the server has no thumbnail API"
+
     def sign_in(self, password):
         """`sitefs login` as a user would: the password on standard input."""
         self.world.sitefs("login", self.mount_url, "--user", "bench", input=password + "\n", text=True,
@@ -141,6 +166,36 @@ class SitefsServer(Server):
         """Requests of the API, the change feed's polls excluded (they come every few seconds
         whatever the operation)."""
         return re.search(r" (GET|POST|PUT|PATCH|DELETE) /v1/", line) is not None and "/v1/changes" not in line
+
+    # `GET /v1/items/ID/content?version=V 206 141978 2ms`: the number after the status is the
+    # body's bytes (RequestLogMiddleware).
+    TRANSFER = re.compile(r" GET /v1/items/[^/\s?]+/(content|thumbnail)(?:\?\S*)? (\d{3}) (\d+) \d+ms")
+
+    def transfer(self, line):
+        match = self.TRANSFER.search(line)
+        return (match.group(1), int(match.group(2)), int(match.group(3))) if match else None
+
+    def thumbnail_offers(self, folder_path, size):
+        """GET /v1/items/ID/thumbnail?size=N of each file: 200 (offered) or 404 (none); a
+        busy server (503, 429) is asked again, up to 5 times a second apart. The server makes
+        and keeps each picture on this first request (an upload would have had it made ahead)."""
+        offers = {}
+        for identifier, name in self.children(self.id_of(folder_path)):
+            for attempt in range(5):
+                request = urllib.request.Request(f"{self.mount_url}/v1/items/{identifier}/thumbnail?size={size}")
+                request.add_header("Authorization", f"Bearer {self.token}")
+                try:
+                    with NO_PROXY.open(request, timeout=60) as response:
+                        offers[name] = len(response.read())
+                    break
+                except urllib.error.HTTPError as error:
+                    error.read()
+                    if error.code == 404:
+                        break
+                    if error.code not in (429, 503) or attempt == 4:
+                        raise BenchFailure(f"HTTP {error.code} for the thumbnail of {folder_path}/{name}")
+                    time.sleep(1)
+        return offers, None
 
     # --- start and stop -----------------------------------------------------------------
 
@@ -416,6 +471,19 @@ class ApacheServer(Server):
     def counted(self, line):
         """Every request: WebDAV has no change feed, nothing polls."""
         return line.strip() != ""
+
+    # `127.0.0.1 bench "GET /dav/Bench/photos/a.jpg HTTP/1.1" 200 89630 1234` (%b is "-" for none).
+    TRANSFER = re.compile(r'"GET (\S+) HTTP/[^"]*" (\d{3}) (\d+|-)')
+
+    def transfer(self, line):
+        """Every GET of a file is its content: WebDAV has no thumbnails."""
+        match = self.TRANSFER.search(line)
+        if not match or match.group(1).endswith("/"):
+            return None
+        return "content", int(match.group(2)), 0 if match.group(3) == "-" else int(match.group(3))
+
+    def thumbnail_offers(self, folder_path, size):
+        return {}, "WebDAV has no thumbnail API"
 
     @property
     def site_root(self):

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay", "remote-change", "server-load"]
+             "pin-small", "pin-large", "replay", "remote-change", "files-window", "server-load"]
 # The cases that need neither the seed nor a backend's server: they run once per run, after
 # the backends (sitefs-server under a load tool, on servers of their own), and only when the
 # sitefs backend is among the backends.
@@ -39,6 +39,8 @@ class Settings:
     write_mb: int = 64
     n_create: int = 1000
     upload_mb: int = 1024
+    # The files-window case's folder of pictures, PDFs and office documents.
+    n_photos: int = 200
     # The offline session of the replay case: new files created and existing files
     # overwritten while the server is down, and how long it stays down after them (seconds).
     n_replay_new: int = 200
@@ -68,6 +70,7 @@ class Settings:
             s.n_small, s.n_empty, s.big_mb, s.write_mb, s.n_create, s.upload_mb = 1000, 10000, 32, 32, 100, 128
             s.n_replay_new, s.n_replay_edit, s.offline_hold = 20, 10, 3.0
             s.load_seconds = 2
+            s.n_photos = 50
         upload = env.get("SITEFS_BENCH_MB")
         if upload is not None:
             if not upload.isdigit() or int(upload) < 1:

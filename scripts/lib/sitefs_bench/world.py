@@ -10,9 +10,13 @@ header from a 0600 file, the sign-ins read the password on standard input).
 import base64
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
+import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -80,9 +84,11 @@ class World:
 
     def make_seed(self):
         s = self.s
-        log(f"seeding: {s.n_small} small files, {s.n_empty} empty files, a {s.big_mb} MiB file, documents")
-        for name in ("small", "empty", "big", "docs", "write", "scratch", "curl"):
+        log(f"seeding: {s.n_small} small files, {s.n_empty} empty files, a {s.big_mb} MiB file, documents, "
+            f"{s.n_photos} pictures and documents")
+        for name in ("small", "empty", "big", "docs", "write", "scratch", "curl", "photos"):
             (self.seed / name).mkdir(parents=True)
+        make_photos(self.seed / "photos", s.n_photos)
         for i in range(s.n_small):
             (self.seed / "small" / f"f{i:05d}.txt").write_text(f"small file {i} of the bench\n")
         for i in range(1, s.n_empty + 1):
@@ -181,12 +187,12 @@ class World:
         if self.is_mounted(mp):
             raise BenchFailure(f"{mp} is still mounted")
 
-    def mount_cold(self):
-        """A fresh mount with an empty cache."""
+    def mount_cold(self, env=None):
+        """A fresh mount with an empty cache; `env`: the daemon's environment, if not the bench's."""
         self.unmount()
         shutil.rmtree(self.cache, ignore_errors=True)
         self.sitefs("mount", self.server.mount_url, str(self.mp), "--cache-dir", str(self.cache), "--log-file",
-                    str(self.daemon_log), *self.s.mount_args, stdout=subprocess.DEVNULL, check=True)
+                    str(self.daemon_log), *self.s.mount_args, stdout=subprocess.DEVNULL, check=True, env=env)
         if not self.is_mounted():
             raise BenchFailure(f"sitefs mount returned but {self.mp} is not mounted")
         self.daemon_pid = self.find_daemon()
@@ -259,3 +265,116 @@ def write_random(path, size):
             chunk = min(left, 1 << 20)
             f.write(os.urandom(chunk))
             left -= chunk
+
+
+# --- the files-window case's folder: pictures, PDFs and office documents -----------------
+
+def photo_mix(count):
+    """(JPEG, PNG, PDF, ODT) counts of a folder of `count` files: 70% pictures (half each),
+    15% PDFs, the rest ODF text documents."""
+    pictures = count * 7 // 10
+    pdfs = count * 15 // 100
+    return pictures - pictures // 2, pictures // 2, pdfs, count - pictures - pdfs
+
+
+def make_photos(folder, count):
+    """`count` distinct files a file manager shows thumbnails of: JPEG photos (1024x768,
+    ImageMagick's plasma fractal, 80-100 KB), PNG drawings (800x600, a gradient and a disc),
+    one-page PDFs (a coloured panel and a title) and ODF text documents carrying their own
+    preview picture (Thumbnails/thumbnail.png, as LibreOffice saves them). The pictures come
+    from two ImageMagick processes side by side (one per kind, each making all of its kind);
+    without ImageMagick, they are PNGs written here. A few seconds on 2 cores."""
+    jpegs, pngs, pdfs, odts = photo_mix(count)
+    if shutil.which("convert"):
+        plasma = ["convert", "-size", "320x240"]
+        for i in range(jpegs):
+            plasma += ["(", "-seed", str(i + 1), "plasma:fractal", ")"]
+        plasma += ["-resize", "1024x768", "-quality", "85", "+adjoin", str(folder / "photo-%03d.jpg")]
+        drawing = ["convert", "-size", "800x600"]
+        for i in range(pngs):
+            a, b, c = (",".join(map(str, colour(i + k))) for k in (0, 101, 57))
+            drawing += ["(", f"gradient:rgb({a})-rgb({b})", "-fill", f"rgb({c})", "-draw",
+                        f"circle {100 + i * 7 % 600},{120 + i * 5 % 360} {180 + i * 7 % 600},{200 + i * 5 % 360}", ")"]
+        drawing += ["-depth", "8", "+adjoin", str(folder / "drawing-%03d.png")]
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda command: subprocess.run(command, capture_output=True, text=True, timeout=600),
+                                    [plasma, drawing] if jpegs and pngs else [plasma] if jpegs else [drawing]))
+        for result in results:
+            if result.returncode != 0:
+                raise BenchFailure(f"convert failed making the photos folder: {result.stderr.strip()[-500:]}")
+    else:
+        for i in range(jpegs + pngs):
+            (folder / f"drawing-{i:03d}.png").write_bytes(png_picture(800, 600, i))
+    for i in range(pdfs):
+        (folder / f"report-{i:03d}.pdf").write_bytes(pdf_document(f"Site report {i + 1}", colour(i + 31)))
+    for i in range(odts):
+        odt_document(folder / f"minutes-{i:03d}.odt", f"Minutes of site meeting {i + 1}", i)
+
+
+def colour(i):
+    """A colour of its own for each index: (r, g, b)."""
+    return (i * 37 % 256, i * 91 % 256, (i * 53 + 128) % 256)
+
+
+def png_picture(width, height, seed):
+    """A PNG (RGB, 8 bits) of horizontal bands shading between two colours of the seed's."""
+    a, b = colour(seed), colour(seed + 101)
+    rows = []
+    for y in range(height):
+        mix = y / max(height - 1, 1)
+        pixel = bytes(round(a[k] + (b[k] - a[k]) * mix) for k in range(3))
+        rows.append(b"\0" + pixel * width)
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(b"".join(rows), 6)) + chunk(b"IEND", b""))
+
+
+def pdf_document(title, rgb):
+    """A valid one-page A4 PDF: a coloured panel, a title in Helvetica and a few lines."""
+    r, g, b = (round(v / 255, 3) for v in rgb)
+    lines = [f"BT /F1 28 Tf 60 760 Td ({title}) Tj ET", f"{r} {g} {b} rg 60 420 475 300 re f",
+             "0 0 0 rg"] + [f"BT /F1 12 Tf 60 {390 - 18 * k} Td (Item {k + 1}: inspected, within tolerance.) Tj ET"
+                            for k in range(12)]
+    stream = "\n".join(lines).encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def odt_document(path, title, seed):
+    """An ODF text document as LibreOffice saves one: `mimetype` first and stored, the
+    manifest, the content, and its preview picture (a 181x256 PNG) in Thumbnails/."""
+    content = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+               '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+               'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2">'
+               f'<office:body><office:text><text:h>{title}</text:h>'
+               + "".join(f"<text:p>Point {k + 1}: agreed, to be followed up next week.</text:p>" for k in range(40))
+               + '</office:text></office:body></office:document-content>')
+    manifest = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
+                'manifest:version="1.2">'
+                '<manifest:file-entry manifest:full-path="/" manifest:version="1.2" '
+                'manifest:media-type="application/vnd.oasis.opendocument.text"/>'
+                '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
+                '<manifest:file-entry manifest:full-path="Thumbnails/thumbnail.png" manifest:media-type="image/png"/>'
+                '</manifest:manifest>')
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text", zipfile.ZIP_STORED)
+        archive.writestr("META-INF/manifest.xml", manifest, zipfile.ZIP_DEFLATED)
+        archive.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+        archive.writestr("Thumbnails/thumbnail.png", png_picture(181, 256, seed + 200), zipfile.ZIP_DEFLATED)
