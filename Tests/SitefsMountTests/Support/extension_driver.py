@@ -1,11 +1,15 @@
-"""Drives sitefs's Files extension (scripts/packaging/desktop) outside Files, against the
-real Nautilus GObject types: each path becomes an object implementing Nautilus.FileInfo,
-given to the extension's InfoProvider and MenuProvider as Files would.
+"""Drives sitefs's file manager extensions (scripts/packaging/desktop) outside the file
+manager, against its real GObject types: each path becomes an object implementing
+Nautilus.FileInfo (or Nemo.FileInfo), given to the extension's InfoProvider and
+MenuProvider as the file manager would.
 
-    extension_driver.py EXTENSION_DIR emblems PATH...      -> {"PATH": [emblems], ...}
-    extension_driver.py EXTENSION_DIR menu PATH...         -> ["label", ...]
-    extension_driver.py EXTENSION_DIR activate NAME PATH... -> the finished action (JSON),
-        once its `sitefs` run ended (a main loop runs until then, at most 60 s).
+    extension_driver.py EXTENSION_DIR FILE_MANAGER emblems PATH...       -> {"PATH": [emblems], ...}
+    extension_driver.py EXTENSION_DIR FILE_MANAGER menu PATH...          -> ["label", ...]
+    extension_driver.py EXTENSION_DIR FILE_MANAGER activate NAME PATH... -> the finished
+        action (JSON), once its `sitefs` run ended (a main loop runs until then, at most 60 s).
+
+FILE_MANAGER: nautilus (Nautilus 4.0 typelib, sitefs-nautilus.py) or nemo (Nemo 3.0,
+sitefs-nemo.py, whose MenuProvider also takes the window).
 """
 
 import importlib.util
@@ -15,11 +19,17 @@ import sys
 
 import gi
 
-gi.require_version("Nautilus", "4.0")
-from gi.repository import Gio, GLib, GObject, Nautilus  # noqa: E402
+FILE_MANAGER = sys.argv[2]
+if FILE_MANAGER == "nemo":
+    gi.require_version("Nemo", "3.0")
+    from gi.repository import Nemo as Provider  # noqa: E402
+else:
+    gi.require_version("Nautilus", "4.0")
+    from gi.repository import Nautilus as Provider  # noqa: E402
+from gi.repository import Gio, GLib, GObject  # noqa: E402
 
 
-class Item(GObject.Object, Nautilus.FileInfo):
+class Item(GObject.Object, Provider.FileInfo):
     """A file as Files hands it to extensions: its location, and what they set on it."""
 
     def __init__(self, path):
@@ -51,15 +61,21 @@ class Item(GObject.Object, Nautilus.FileInfo):
 
 
 def load(directory):
-    spec = importlib.util.spec_from_file_location("sitefs_nautilus", os.path.join(directory, "sitefs-nautilus.py"))
+    name = "sitefs-nemo.py" if FILE_MANAGER == "nemo" else "sitefs-nautilus.py"
+    spec = importlib.util.spec_from_file_location("sitefs_extension", os.path.join(directory, name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def main():
-    directory, command, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+    directory, command, rest = sys.argv[1], sys.argv[3], sys.argv[4:]
     extension = load(directory)
+
+    def menu(items):
+        provider = extension.SitefsMenu()
+        return provider.get_file_items(None, items) if FILE_MANAGER == "nemo" else provider.get_file_items(items)
+
     if command == "emblems":
         items = [Item(path) for path in rest]
         provider = extension.SitefsEmblems()
@@ -68,12 +84,12 @@ def main():
         print(json.dumps({item.path: item.emblems for item in items}))
         return
     if command == "menu":
-        entries = extension.SitefsMenu().get_file_items([Item(path) for path in rest])
+        entries = menu([Item(path) for path in rest])
         print(json.dumps([entry.props.label for entry in entries]))
         return
     if command == "activate":
         name, paths = rest[0], rest[1:]
-        entries = extension.SitefsMenu().get_file_items([Item(path) for path in paths])
+        entries = menu([Item(path) for path in paths])
         chosen = [entry for entry in entries if entry.props.name == name]
         if not chosen:
             print(json.dumps({"error": "no menu entry " + name, "entries": [e.props.name for e in entries]}))
