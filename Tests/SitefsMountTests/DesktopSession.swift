@@ -79,6 +79,17 @@ final class DesktopSession {
         applications.append(nautilus)
     }
 
+    /// Mounts the fixture's server as the session's user would: on its bus (notifications)
+    /// and with its cache folder (thumbnails). The fixture was made with `mounting: false`.
+    func mount(_ fixture: MountFixture, extraArguments: [String] = []) throws {
+        let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address,
+                                                       "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path]) { $1 }
+        let mount = try run(BuiltProducts.executable("sitefs"),
+                            ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path, "--poll-interval", "0.3",
+                             "--write-back-delay", "0.2", "--log-level", "debug"] + extraArguments, environment: environment)
+        guard mount.status == 0 else { throw ProcessFailure("sitefs mount: \(mount.err)") }
+    }
+
     /// The whole screen as a PNG (ImageMagick's `import`).
     func screenshot(to file: URL) throws {
         let result = try run(URL(fileURLWithPath: "/usr/bin/import"), ["-window", "root", file.path], environment: environment)

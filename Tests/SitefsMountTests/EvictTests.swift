@@ -14,17 +14,8 @@ struct EvictTests {
         let fixture = try MountFixture(extraMountArguments: ["--write-back-delay", "3600"], as: user)
         defer { fixture.tearDown() }
         // Three 256 KiB files made on the server, pinned here.
-        let folder = try #require(try fixture.serverItem("Riverside"))
-        let made = try fixture.api.call("POST", "/v1/items/\(folder.id)/children", json: #"{"name":"Plans","kind":"folder"}"#)
-        try #require(made.status == 201, "\(made.body)")
-        let plans = try JSONDecoder().decode(Item.self, from: Data(made.body.utf8))
-        let local = fixture.root.appendingPathComponent("plan.bin")
-        try Data(repeating: 0x5A, count: 256 << 10).write(to: local)
-        for name in ["a.pdf", "b.pdf", "c.pdf"] {
-            let created = try fixture.api.call("POST", "/v1/items/\(plans.id)/children?name=\(name)",
-                                               extra: ["-H", "Expect:", "--data-binary", "@\(local.path)"])
-            try #require(created.status == 201, "\(created.body)")
-        }
+        try fixture.serverFolder("Plans", in: "Riverside")
+        for name in ["a.pdf", "b.pdf", "c.pdf"] { try fixture.serverFile(name, Data(repeating: 0x5A, count: 256 << 10), in: "Riverside/Plans") }
         try #require(eventually(timeout: .seconds(15)) { (try? fixture.shell("ls Riverside/Plans").out.split(separator: "\n").count) == 3 })
         #expect(try fixture.sitefs(["pin", fixture.path("Riverside/Plans")]).status == 0)
         #expect(try fixture.sitefs(["sync", "--pinned", fixture.mountpoint.path]).status == 0)

@@ -60,12 +60,7 @@ struct FileManagerExtensionTests {
         defer { fixture.tearDown() }
         let desktop = try DesktopSession(in: fixture.root)
         defer { desktop.stop() }
-        // Mounted on the session's bus, as the desktop's own mount would be.
-        let mount = try run(BuiltProducts.executable("sitefs"),
-                            ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
-                             "--poll-interval", "0.3", "--write-back-delay", "0.2"],
-                            environment: fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": desktop.bus.address]) { $1 })
-        try #require(mount.status == 0, "\(mount.err)")
+        try desktop.mount(fixture)
         try #require(try fixture.shell("mkdir Riverside/Plans && printf 'plan one' > Riverside/Plans/one.pdf && printf 'plan two' > Riverside/Plans/two.pdf").status == 0)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         let folder = fixture.path("Riverside/Plans"), one = fixture.path("Riverside/Plans/one.pdf")

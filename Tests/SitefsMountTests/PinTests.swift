@@ -11,35 +11,6 @@ import Testing
 struct PinTests {
     // MARK: The server side, through the API (as another user's uploads would be)
 
-    private static let nameCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-_"))
-
-    /// A folder made on the server in the folder at `parent` (a mount-relative path).
-    @discardableResult
-    private func serverFolder(_ fixture: MountFixture, _ name: String, in parent: String) throws -> Item {
-        let folder = try #require(try fixture.serverItem(parent), "no \(parent) on the server")
-        let created = try fixture.api.call("POST", "/v1/items/\(folder.id)/children", json: String(decoding: try JSONEncoder().encode(NewFolder(name: name)), as: UTF8.self))
-        try #require(created.status == 201, "mkdir \(parent)/\(name): \(created.status) \(created.body)")
-        return try JSONDecoder().decode(Item.self, from: Data(created.body.utf8))
-    }
-
-    /// A file made on the server in the folder at `parent`.
-    @discardableResult
-    private func serverFile(_ fixture: MountFixture, _ name: String, _ bytes: Data, in parent: String) throws -> Item {
-        let folder = try #require(try fixture.serverItem(parent), "no \(parent) on the server")
-        let local = fixture.root.appendingPathComponent("upload-\(UUID().uuidString)")
-        try bytes.write(to: local)
-        defer { try? FileManager.default.removeItem(at: local) }
-        let created = try fixture.api.call("POST", "/v1/items/\(folder.id)/children?name=\(name.addingPercentEncoding(withAllowedCharacters: Self.nameCharacters)!)",
-                                           extra: ["-H", "Expect:", "--data-binary", "@\(local.path)"])
-        try #require(created.status == 201, "create \(parent)/\(name): \(created.status) \(created.body)")
-        return try JSONDecoder().decode(Item.self, from: Data(created.body.utf8))
-    }
-
-    @discardableResult
-    private func serverFile(_ fixture: MountFixture, _ name: String, _ text: String, in parent: String) throws -> Item {
-        try serverFile(fixture, name, Data(text.utf8), in: parent)
-    }
-
     /// A new version of a server file, as another user's save.
     private func serverEdit(_ fixture: MountFixture, _ relative: String, to text: String) throws {
         let item = try #require(try fixture.serverItem(relative), "no \(relative) on the server")
@@ -134,14 +105,14 @@ struct PinTests {
         defer { fixture.tearDown() }
         let pinnedFiles = ["Riverside/Plans/a.txt": "plan a\n", "Riverside/Plans/b.txt": "plan b\n",
                            "Riverside/Plans/c.txt": "plan c\n", "Riverside/Plans/Level 1/d.txt": "plan d, level 1\n"]
-        try serverFolder(fixture, "Plans", in: "Riverside")
-        try serverFolder(fixture, "Level 1", in: "Riverside/Plans")
+        try fixture.serverFolder("Plans", in: "Riverside")
+        try fixture.serverFolder("Level 1", in: "Riverside/Plans")
         for (path, text) in pinnedFiles {
             let url = URL(fileURLWithPath: path)
-            try serverFile(fixture, url.lastPathComponent, text, in: url.deletingLastPathComponent().relativePath)
+            try fixture.serverFile(url.lastPathComponent, text, in: url.deletingLastPathComponent().relativePath)
         }
-        try serverFile(fixture, "elsewhere.txt", "online only\n", in: "Harbour Tower")
-        try serverFile(fixture, "other.txt", "not pinned\n", in: "Harbour Tower")
+        try fixture.serverFile("elsewhere.txt", "online only\n", in: "Harbour Tower")
+        try fixture.serverFile("other.txt", "not pinned\n", in: "Harbour Tower")
         for path in pinnedFiles.keys { try waitUntilShown(fixture, path) }
         try waitUntilShown(fixture, "Harbour Tower/elsewhere.txt")
 
@@ -208,8 +179,8 @@ struct PinTests {
     @Test func filesAddedAndChangedOnTheServerInAPinnedFolderBecomeLocalWithoutBeingOpened() throws {
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "5"], throughFaultProxy: true)
         defer { fixture.tearDown() }
-        try serverFolder(fixture, "Drawings", in: "Riverside")
-        try serverFile(fixture, "section.txt", "first\n", in: "Riverside/Drawings")
+        try fixture.serverFolder("Drawings", in: "Riverside")
+        try fixture.serverFile("section.txt", "first\n", in: "Riverside/Drawings")
         try waitUntilShown(fixture, "Riverside/Drawings/section.txt")
         try pin(fixture, "Riverside/Drawings")
         try syncPinned(fixture)
@@ -217,7 +188,7 @@ struct PinTests {
         #expect(contentRequests(fixture, section) == 1)
 
         // Another user adds a file and saves a new version of the other.
-        let added = try serverFile(fixture, "elevation.txt", "added on the server\n", in: "Riverside/Drawings")
+        let added = try fixture.serverFile("elevation.txt", "added on the server\n", in: "Riverside/Drawings")
         try serverEdit(fixture, "Riverside/Drawings/section.txt", to: "second\n")
         let edited = try #require(try fixture.serverItem("Riverside/Drawings/section.txt"))
         // The change feed brings both to the mount (metadata only: nothing opens them).
@@ -243,9 +214,9 @@ struct PinTests {
         let fixture = try MountFixture(extraMountArguments: ["--io-timeout", "5"], throughFaultProxy: true)
         defer { fixture.tearDown() }
         let proxy = try #require(fixture.proxy)
-        try serverFolder(fixture, "Site", in: "Riverside")
-        let diary = try serverFile(fixture, "diary.txt", "day one\n", in: "Riverside/Site")
-        let contacts = try serverFile(fixture, "contacts.txt", "foreman: 0123\n", in: "Harbour Tower")
+        try fixture.serverFolder("Site", in: "Riverside")
+        let diary = try fixture.serverFile("diary.txt", "day one\n", in: "Riverside/Site")
+        let contacts = try fixture.serverFile("contacts.txt", "foreman: 0123\n", in: "Harbour Tower")
         try waitUntilShown(fixture, "Riverside/Site/diary.txt")
         try waitUntilShown(fixture, "Harbour Tower/contacts.txt")
         try pin(fixture, "Riverside/Site")
@@ -292,8 +263,8 @@ struct PinTests {
     @Test func unpinningLetsTheLocalCopiesGoAndTheAttributePinsAndUnpinsOneFile() throws {
         let fixture = try MountFixture()
         defer { fixture.tearDown() }
-        try serverFolder(fixture, "Specs", in: "Riverside")
-        for name in ["one.txt", "two.txt", "three.txt"] { try serverFile(fixture, name, "spec \(name)\n", in: "Riverside/Specs") }
+        try fixture.serverFolder("Specs", in: "Riverside")
+        for name in ["one.txt", "two.txt", "three.txt"] { try fixture.serverFile(name, "spec \(name)\n", in: "Riverside/Specs") }
         for name in ["one.txt", "two.txt", "three.txt"] { try waitUntilShown(fixture, "Riverside/Specs/\(name)") }
         try pin(fixture, "Riverside/Specs")
         try syncPinned(fixture)
@@ -331,11 +302,11 @@ struct PinTests {
     @Test func pinningPastTheCacheBudgetIsRefused() throws {
         let fixture = try MountFixture(extraMountArguments: ["--cache-size", "64K"])
         defer { fixture.tearDown() }
-        try serverFolder(fixture, "Scans", in: "Riverside")
+        try fixture.serverFolder("Scans", in: "Riverside")
         for name in ["north.bin", "south.bin", "east.bin"] {  // 90 KiB together
-            try serverFile(fixture, name, Data(repeating: UInt8(name.count), count: 30 * 1024), in: "Riverside/Scans")
+            try fixture.serverFile(name, Data(repeating: UInt8(name.count), count: 30 * 1024), in: "Riverside/Scans")
         }
-        try serverFile(fixture, "small.txt", Data(repeating: UInt8(ascii: "s"), count: 10 * 1024), in: "Harbour Tower")
+        try fixture.serverFile("small.txt", Data(repeating: UInt8(ascii: "s"), count: 10 * 1024), in: "Harbour Tower")
         for name in ["north.bin", "south.bin", "east.bin"] { try waitUntilShown(fixture, "Riverside/Scans/\(name)") }
         try waitUntilShown(fixture, "Harbour Tower/small.txt")
 
@@ -365,7 +336,7 @@ struct PinTests {
     func aLargePinnedFolderDownloadsInTheBackgroundAndShowsItsProgress() throws {
         let fixture = try MountFixture()
         defer { fixture.tearDown() }
-        let folder = try serverFolder(fixture, "Survey", in: "Riverside")
+        let folder = try fixture.serverFolder("Survey", in: "Riverside")
         // 1,000 small files through one kept-alive connection (a curl each would take longer).
         let script = """
             import http.client, sys
@@ -393,7 +364,7 @@ struct PinTests {
             big.append(block)
             big[big.count - 1] = UInt8(index)
         }
-        try serverFile(fixture, "scan.bin", big, in: "Riverside/Survey")
+        try fixture.serverFile("scan.bin", big, in: "Riverside/Survey")
         try waitUntilShown(fixture, "Riverside/Survey/scan.bin")
         try #require(try eventually(timeout: .seconds(15)) {
             try FileManager.default.contentsOfDirectory(atPath: fixture.path("Riverside/Survey")).count == 1001

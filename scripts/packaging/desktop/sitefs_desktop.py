@@ -278,3 +278,29 @@ class Desktop:
                      None, Gio.DBusCallFlags.NONE, 5000, None, None, None)
         except GLib.Error:
             pass
+
+
+def providers(gobject, api, desktop):
+    """The InfoProvider and MenuProvider classes for a file manager's extension API
+    (`Nautilus` or `Nemo`): the same logic, its own GObject types. Nemo's MenuProvider
+    calls also pass the window first: the selection is always the last argument."""
+
+    class SitefsEmblems(gobject.GObject, api.InfoProvider):
+        def update_file_info(self, item):
+            desktop.update(item)
+            return api.OperationResult.COMPLETE
+
+    class SitefsMenu(gobject.GObject, api.MenuProvider):
+        def get_file_items(self, *arguments):
+            items = arguments[-1]
+            menu = []
+            for name, label, tip, handler in desktop.actions(items):
+                entry = api.MenuItem(name=name, label=label, tip=tip)
+                entry.connect("activate", lambda _entry, run=handler: run())
+                menu.append(entry)
+            return menu
+
+        def get_background_items(self, *arguments):
+            return []
+
+    return SitefsEmblems, SitefsMenu
