@@ -27,6 +27,9 @@ let package = Package(
         // The server's PostgreSQL store (`--database`): the Swift server ecosystem's client,
         // on the NIO stack the server already runs (its TLS too).
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        // The server's thumbnails of office documents: the picture an ODF or OOXML file keeps
+        // in its zip.
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // Wire vocabulary shared by server and client: item JSON, names, timestamps.
@@ -49,6 +52,9 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // libvips, with typed wrappers for its variadic calls: the server's thumbnails (images,
+        // PDFs, office documents' own pictures). Linked by the server only, never the client.
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
         .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"], exclude: ["README.md"]),
         // A WebDAV server as a DocumentBackend, over the HTTP client: stable identities for
@@ -127,7 +133,7 @@ let package = Package(
         .target(
             name: "SitefsServerCore",
             dependencies: [
-                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent",
+                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent", "CVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -139,6 +145,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             exclude: ["openapi.yaml"]
         ),

@@ -74,6 +74,7 @@ struct Serve: AsyncParsableCommand {
                 do {
                     let report = try await storage.collectUnreferencedBlobs()
                     if report.removed > 0 { logger.info("removed \(report.removed) blobs no version refers to") }
+                    if report.thumbnailsRemoved > 0 { logger.info("removed \(report.thumbnailsRemoved) thumbnails of blobs that are gone") }
                 } catch {
                     logger.warning("blob garbage collection failed (tried again in an hour): \(error)")
                 }

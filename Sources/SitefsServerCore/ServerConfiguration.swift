@@ -3,10 +3,10 @@ import SitefsAPI
 
 /// Everything a running document server is configured with.
 public struct ServerConfiguration: Sendable {
-    /// Holds `blobs/` (and its staging folder `tmp/`), and `metadata.sqlite` (users, sites,
-    /// items, versions, change feed) unless `database` names a PostgreSQL database. With
-    /// PostgreSQL, every instance is given the same folder (a shared filesystem when they run
-    /// on several machines).
+    /// Holds `blobs/` (with their thumbnails in `blobs/thumbnails/`), its staging folder `tmp/`,
+    /// and `metadata.sqlite` (users, sites, items, versions, change feed) unless `database`
+    /// names a PostgreSQL database. With PostgreSQL, every instance is given the same folder (a
+    /// shared filesystem when they run on several machines).
     public var dataDirectory: URL
     /// The metadata in PostgreSQL instead of SQLite (`--database`); nil: SQLite.
     public var database: PostgresLocation?

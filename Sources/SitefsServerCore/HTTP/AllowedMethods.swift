@@ -13,6 +13,7 @@ enum AllowedMethods {
         (["v1", "items", ":id", "children"], [.get, .post]),
         (["v1", "items", ":id", "versions"], [.get]),
         (["v1", "items", ":id", "content"], [.get, .put]),
+        (["v1", "items", ":id", "thumbnail"], [.get]),
     ]
 
     /// The methods `path` answers, or nil for a path the API does not have.

@@ -4,6 +4,8 @@ import SitefsAPI
 /// File bytes: ranged and conditional downloads, conditional uploads, both streamed.
 struct ContentRoutes {
     let documents: DocumentStore
+    /// Made ahead for each version stored (`Thumbnails.prepare`).
+    let thumbnails: Thumbnails
     let fileIO = FileIO()
 
     func download(_ request: Request, context: ServerRequestContext) async throws -> Response {
@@ -35,9 +37,11 @@ struct ContentRoutes {
             throw APIError.contentTooLarge(limit: documents.maximumUploadBytes)
         }
         let modifiedAt = try QueryParameters(request.uri.query).timestamp("modified_at")
+        let caller = try context.requireCaller()
         let item = try await documents.replaceContent(
             of: try context.parameters.require("id"), body: request.body, condition: ConditionalHeaders.ifMatch(request),
-            by: try context.requireCaller(), modifiedAt: modifiedAt)
+            by: caller, modifiedAt: modifiedAt)
+        thumbnails.prepare(item, by: caller)
         return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
     }
 }

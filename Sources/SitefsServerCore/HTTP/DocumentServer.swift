@@ -14,8 +14,11 @@ public enum DocumentServer {
         router.add(middleware: ErrorMiddleware(logger: logger))
 
         let sessions = SessionRoutes(accounts: storage.accounts)
-        let items = ItemRoutes(documents: storage.documents)
-        let content = ContentRoutes(documents: storage.documents)
+        let thumbnails = Thumbnails(documents: storage.documents, cache: ThumbnailCache(blobs: storage.blobs),
+                                    gate: .shared, logger: logger)
+        let items = ItemRoutes(documents: storage.documents, thumbnails: thumbnails)
+        let content = ContentRoutes(documents: storage.documents, thumbnails: thumbnails)
+        let thumbnailRoutes = ThumbnailRoutes(thumbnails: thumbnails)
 
         let v1 = router.group("v1")
         v1.post("session", use: sessions.signIn)
@@ -32,6 +35,7 @@ public enum DocumentServer {
         signedIn.get("items/:id/versions", use: items.versions)
         signedIn.get("items/:id/content", use: content.download)
         signedIn.put("items/:id/content", use: content.upload)
+        signedIn.get("items/:id/thumbnail", use: thumbnailRoutes.thumbnail)
         return router
     }
 

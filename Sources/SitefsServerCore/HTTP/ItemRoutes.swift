@@ -4,6 +4,8 @@ import SitefsAPI
 /// Metadata routes: sites, items, children, versions, the change feed.
 struct ItemRoutes {
     let documents: DocumentStore
+    /// Made ahead for each file created (`Thumbnails.prepare`).
+    let thumbnails: Thumbnails
 
     func sites(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
@@ -47,6 +49,7 @@ struct ItemRoutes {
             }
             item = try await documents.createFile(named: name, in: parent, body: request.body, by: caller,
                                                   modifiedAt: modifiedAt)
+            thumbnails.prepare(item, by: caller)
         } else {
             let folder = try await JSONBody.decode(NewFolder.self, from: request, context: context)
             guard folder.kind == .folder else {

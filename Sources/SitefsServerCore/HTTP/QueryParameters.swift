@@ -49,6 +49,15 @@ struct QueryParameters {
         return value
     }
 
+    /// An integer within `range` that must be given: 400 when absent, not a whole number
+    /// (the text is parsed, never computed with, before the range check) or out of range.
+    func requiredInteger(_ key: String, in range: ClosedRange<Int>) throws -> Int {
+        guard try string(key) != nil else {
+            throw APIError.badRequest("'\(key)' is required: a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return try integer(key, in: range, default: range.lowerBound)
+    }
+
     private static func percentDecode(_ text: Substring) throws -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)

@@ -8,6 +8,10 @@ import Foundation
 /// A blob younger than `gracePeriod` is left alone, since its transaction may still be on
 /// its way (through any instance sharing the folder); one older than that which no version
 /// names can never become referenced, because new versions always get new blobs.
+///
+/// Then thumbnails whose blob is gone go too (`ThumbnailCache.removeOrphans`): normally
+/// deleted with their blob, they outlive it only after a crash between the two or when a
+/// thumbnail was being made while its blob was deleted.
 struct BlobCollector: Sendable {
     let metadata: MetadataStore
     let blobs: BlobStore
@@ -32,6 +36,7 @@ struct BlobCollector: Sendable {
             report.removed += unreferenced.count
             report.kept += referenced.count
         }
+        report.thumbnailsRemoved = ThumbnailCache(blobs: blobs).removeOrphans()
         return report
     }
 }
@@ -42,4 +47,6 @@ public struct BlobCollectionReport: Sendable, Equatable {
     public var removed = 0
     /// Blobs old enough to be checked that a version still names.
     public var kept = 0
+    /// Thumbnails (and failure marks) of blobs that are gone, deleted.
+    public var thumbnailsRemoved = 0
 }

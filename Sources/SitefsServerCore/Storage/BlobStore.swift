@@ -6,7 +6,8 @@ import SitefsCrypto
 import Glibc
 #endif
 
-/// Immutable file contents, one file per version, under `DATA/blobs/xx/NAME`.
+/// Immutable file contents, one file per version, under `DATA/blobs/xx/NAME`, and their
+/// thumbnails under `DATA/blobs/thumbnails/` (`ThumbnailCache`).
 ///
 /// A blob is written to `DATA/tmp/`, fsynced, renamed into place and its directory fsynced
 /// before any metadata points at it, so a committed version always has its bytes on disk.
@@ -40,10 +41,15 @@ struct BlobStore: Sendable {
         }
     }
 
+    /// Where thumbnails of blobs are kept (see `ThumbnailCache`): beside the shards, so every
+    /// instance sharing the blob folder shares them too.
+    var thumbnails: URL { root.appendingPathComponent("thumbnails", isDirectory: true) }
+
     /// Every blob's name with its modification time (the time it was published).
     func allBlobs() -> [(name: String, published: Date)] {
         var found: [(String, Date)] = []
-        for shard in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] {
+        // Shards are the first two characters of blob names; the thumbnails folder is no shard.
+        for shard in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] where shard.utf8.count == 2 {
             let folder = root.appendingPathComponent(shard).path
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 if let published = Self.modificationTime(of: (folder as NSString).appendingPathComponent(name)) {
@@ -127,9 +133,13 @@ struct BlobStore: Sendable {
         }
     }
 
-    /// Deletes blobs no version refers to any more. Missing files are fine.
+    /// Deletes blobs no version refers to any more, and their thumbnails. Missing files are fine.
     func remove(_ names: [String]) {
-        for name in names { unlink(path(of: name)) }
+        let thumbnails = ThumbnailCache(blobs: self)
+        for name in names {
+            unlink(path(of: name))
+            thumbnails.remove(blob: name)
+        }
     }
 
     private func publish(_ writer: StagingFile, as name: String) throws {
