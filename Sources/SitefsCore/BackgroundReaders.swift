@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Programs that read files on a person's behalf without being asked to: thumbnailers,
 /// desktop search indexers, `updatedb`. They must not turn placeholders into downloads

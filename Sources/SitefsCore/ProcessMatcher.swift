@@ -4,8 +4,10 @@ import Synchronization
 /// Tells which program a process (or thread) that sends a FUSE request runs, and whether it
 /// is one of a set: the background readers (`BackgroundReaders`), the file managers
 /// (`FileManagers`). A program is named by the file name of its `argv[0]`, at its full
-/// length (the kernel's `comm` is cut at 15 bytes and names threads). Verdicts are kept by
-/// pid and start time, so each process costs two small `/proc` reads once.
+/// length (the kernel's `comm` is cut at 15 bytes and names threads). Each question reads
+/// two small `/proc` files (the start time tells a reused pid apart); the verdicts are kept by
+/// pid and start time. Asked only where it matters: a read-only open of content that is not
+/// local, and a listing when thumbnails are filed.
 public final class ProcessMatcher: Sendable {
     /// What a process is, as far as matching cares; read from `/proc`.
     public struct ProcessDescription: Sendable, Equatable {
@@ -27,9 +29,8 @@ public final class ProcessMatcher: Sendable {
     let programs: Set<String>
     let kioThumbnailWorkers: Bool
     let describe: @Sendable (Int32) -> ProcessDescription?
-    /// Verdicts by pid, checked against the start time; emptied when full (each verdict
-    /// costs two small `/proc` reads, once per process).
-    private let verdicts = Mutex<[Int32: (startTime: UInt64, isBackground: Bool)]>([:])
+    /// Verdicts by pid, checked against the start time; emptied when full. A leaf lock.
+    private let verdicts = Mutex<[Int32: (startTime: UInt64, matches: Bool)]>([:])
     static let verdictLimit = 1_024
 
     /// `programs`: file names of the programs matched; `describe`: how a pid is looked up
@@ -49,14 +50,14 @@ public final class ProcessMatcher: Sendable {
     public func matchingProgram(pid: Int32) -> String? {
         guard pid > 0, !programs.isEmpty || kioThumbnailWorkers, let process = describe(pid) else { return nil }
         if let known = verdicts.withLock({ $0[pid] }), known.startTime == process.startTime {
-            return known.isBackground ? program(of: process) : nil
+            return known.matches ? program(of: process) : nil
         }
-        let isBackground = classify(process)
+        let matches = classify(process)
         verdicts.withLock { verdicts in
             if verdicts.count >= Self.verdictLimit { verdicts.removeAll(keepingCapacity: true) }
-            verdicts[pid] = (process.startTime, isBackground)
+            verdicts[pid] = (process.startTime, matches)
         }
-        return isBackground ? program(of: process) : nil
+        return matches ? program(of: process) : nil
     }
 
     func classify(_ process: ProcessDescription) -> Bool {

@@ -43,6 +43,9 @@ EMBLEMS = {
 
 CONFLICT_NAME = re.compile(r"^(?P<stem>.*) \((?:conflict|rescued) \d{4}-\d{2}-\d{2} \d{6} [^)]*\)(?P<extension>\.[^.]*)?$")
 
+# Seconds between tries to reach a mount's state events when a try failed.
+LISTEN_RETRY = 5.0
+
 # Items whose information the file manager gave us, by path, so a state change can
 # invalidate them; bounded (the oldest are forgotten first).
 MAXIMUM_KNOWN = 20000
@@ -105,6 +108,7 @@ class Desktop:
         self.mounts_read = 0.0
         self.known = {}
         self.listeners = {}  # mount point -> (connection, stream)
+        self.listen_tried = {}  # mount point -> when a connection was last tried
         self.sitefs = os.environ.get("SITEFS_COMMAND") or GLib.find_program_in_path("sitefs") or "sitefs"
 
     # Mounts and paths
@@ -160,9 +164,14 @@ class Desktop:
     # State changes from the daemon
 
     def listen(self, mount):
-        """Connects to the mount's state events once (again after the daemon restarts)."""
+        """Connects to the mount's state events once (again after the daemon restarts); a
+        failed try is not repeated for LISTEN_RETRY seconds."""
         if mount in self.listeners:
             return
+        now = time.monotonic()
+        if now - self.listen_tried.get(mount, -LISTEN_RETRY) < LISTEN_RETRY:
+            return
+        self.listen_tried[mount] = now
         socket_path = attribute(mount, EVENTS_ATTRIBUTE)
         if not socket_path:
             return
@@ -187,6 +196,7 @@ class Desktop:
         if line is None:
             # The daemon is gone (unmounted, restarted): listen again at the next update.
             self.listeners.pop(mount, None)
+            self.listen_tried.pop(mount, None)
             record({"event": "listening-ended", "mount": mount})
             return
         try:
