@@ -75,7 +75,6 @@ struct MountDaemon {
         }
         stateSource.filesystem.withLock { $0 = filesystem }
         stateEvents?.start()
-        defer { stateEvents?.stop() }
         let notifier = DesktopNotifier(server: server, user: signedIn?.user ?? "NAME", logger: logger)
         filesystem.onNotice = { notice in notifier?.post(notice) }
         let session = FUSEMount(
@@ -87,11 +86,13 @@ struct MountDaemon {
         do {
             ending = try session.run()
         } catch {
+            stateEvents?.stop()
             // fusermount3 (a user's mount) says why on stderr, which is the log file here.
             let reasons = options.logFile.map { Self.fusermountMessages(in: $0, from: logStart) } ?? []
             throw UserFacingError(([String(describing: error)] + reasons).joined(separator: ": "))
         }
         logger.info("unmounted \(mountpoint)")
+        stateEvents?.stop()  // nothing is shown of a mount that is gone
         let pending = filesystem.uploadStatus.pending
         serviceManager.stopping(status: pending > 0 ? "Unmounted; sending \(pending) pending uploads" : "Unmounted")
         if filesystem.leavesUploadsQueued {

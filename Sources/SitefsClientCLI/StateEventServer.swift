@@ -71,9 +71,11 @@ final class StateEventServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Ends the thread (within one interval), closes every connection, removes the socket.
+    /// Ends the thread at once (shutting the listening socket down wakes its `poll`), closes
+    /// every connection, removes the socket.
     func stop() {
         stopping.store(true, ordering: .sequentiallyConsistent)
+        shutdown(listener, Int32(SHUT_RDWR))
         finished.wait()
         close(listener)
         unlink(path)
@@ -87,6 +89,7 @@ final class StateEventServer: @unchecked Sendable {
             var watched = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
                 + listeners.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
             _ = poll(&watched, nfds_t(watched.count), Self.interval)
+            if stopping.load(ordering: .sequentiallyConsistent) { break }
             if watched[0].revents & Int16(POLLIN) != 0 {
                 let accepted = accept4(listener, nil, nil, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
                 if accepted >= 0 {
