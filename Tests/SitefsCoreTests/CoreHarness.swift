@@ -144,4 +144,18 @@ struct CoreHarness {
     var contentFiles: [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("content").path)) ?? []
     }
+
+    /// Reads a control attribute (`user.sitefs.control.*`) of `inode` as the mount's owner and
+    /// decodes the daemon's answer.
+    func control<Answer: Decodable>(_ inode: InodeNumber, _ name: String, as: Answer.Type = PinAnswer.self) throws -> Answer {
+        try JSONDecoder().decode(Answer.self, from: Data(filesystem.getExtendedAttribute(inode, name: name, context: context)))
+    }
+
+    /// Waits (bounded) until the pins' background work is done and `files` pinned files are local.
+    func pinnedFilesLocal(_ files: Int) -> Bool {
+        eventually {
+            let pins = filesystem.mountStatus.pins
+            return pins?.settled == true && pins?.files == files && pins?.localFiles == files
+        }
+    }
 }

@@ -21,26 +21,15 @@ import Testing
         return (harness, siteInode, try harness.lookup(siteInode, "Plans").attributes.inode)
     }
 
-    private func control<Answer: Decodable>(_ harness: CoreHarness, _ inode: InodeNumber, _ name: String, as: Answer.Type) throws -> Answer {
-        try JSONDecoder().decode(Answer.self, from: Data(harness.filesystem.getExtendedAttribute(inode, name: name, context: harness.context)))
-    }
-
     private func evict(_ harness: CoreHarness, _ inode: InodeNumber) throws -> EvictAnswer {
-        try control(harness, inode, "user.sitefs.control.evict", as: EvictAnswer.self)
-    }
-
-    private func pinnedAndLocal(_ harness: CoreHarness, files: Int) -> Bool {
-        eventually {
-            let pins = harness.filesystem.mountStatus.pins
-            return pins?.settled == true && pins?.files == files && pins?.localFiles == files
-        }
+        try harness.control(inode, "user.sitefs.control.evict", as: EvictAnswer.self)
     }
 
     @Test func aPinnedFolderIsUnpinnedAndItsCopiesFreed() throws {
         let (harness, _, plans) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, plans, "user.sitefs.control.pin", as: PinAnswer.self)
-        #expect(pinnedAndLocal(harness, files: 2))
+        _ = try harness.control(plans, "user.sitefs.control.pin", as: PinAnswer.self)
+        #expect(harness.pinnedFilesLocal(2))
         #expect(harness.contentFiles.count == 2)
 
         let answer = try evict(harness, plans)
@@ -63,8 +52,8 @@ import Testing
     @Test func aSaveNotOnTheServerAndAnOpenFileAreKept() throws {
         let (harness, _, plans) = try harness(writeBackDelay: .seconds(3_600))
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, plans, "user.sitefs.control.pin", as: PinAnswer.self)
-        #expect(pinnedAndLocal(harness, files: 2))
+        _ = try harness.control(plans, "user.sitefs.control.pin", as: PinAnswer.self)
+        #expect(harness.pinnedFilesLocal(2))
         let a = try harness.lookup(plans, "a.txt").attributes.inode
         let b = try harness.lookup(plans, "b.txt").attributes.inode
         try harness.saveInPlace(a, "plan a, edited here")  // waits out the write-back delay
@@ -96,8 +85,8 @@ import Testing
     @Test func anItemKeptByAPinnedFolderAboveIsRefused() throws {
         let (harness, site, plans) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, site, "user.sitefs.control.pin", as: PinAnswer.self)
-        #expect(pinnedAndLocal(harness, files: 3))
+        _ = try harness.control(site, "user.sitefs.control.pin", as: PinAnswer.self)
+        #expect(harness.pinnedFilesLocal(3))
         let answer = try evict(harness, plans)
         #expect(answer.error?.contains("kept on this device by the pinned folder Harbour") == true, "\(answer)")
         #expect(harness.contentFiles.count == 3, "nothing removed")

@@ -28,30 +28,18 @@ import Testing
         return (harness, siteInode, plansInode)
     }
 
-    private func control(_ harness: CoreHarness, _ inode: InodeNumber, _ name: String) throws -> PinAnswer {
-        try JSONDecoder().decode(PinAnswer.self, from: Data(harness.filesystem.getExtendedAttribute(inode, name: name,
-                                                                                                     context: harness.context)))
-    }
-
     private func goOffline(_ harness: CoreHarness) {
         harness.backend.fail(with: .unreachable("test: the network is down"))
         harness.filesystem.pollChangeFeedOnce()
         harness.filesystem.pollChangeFeedOnce()
     }
 
-    private func settled(_ harness: CoreHarness, files: Int) -> Bool {
-        eventually {
-            let pins = harness.filesystem.mountStatus.pins
-            return pins?.settled == true && pins?.files == files && pins?.localFiles == files
-        }
-    }
-
     @Test func aPinnedFolderIsDownloadedKeptAfterUseAndReadOffline() throws {
         let (harness, siteInode, plansInode) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        let answer = try control(harness, plansInode, "user.sitefs.control.pin")
+        let answer = try harness.control(plansInode, "user.sitefs.control.pin")
         #expect(answer.pinned && answer.path == "Harbour/Plans" && answer.error == nil)
-        #expect(settled(harness, files: 2))
+        #expect(harness.pinnedFilesLocal(2))
         #expect(harness.contentFiles.count == 2, "one local copy per pinned file")
         let a = try harness.lookup(plansInode, "a.txt").attributes.inode
         #expect(try harness.xattr(a, "user.sitefs.state") == "downloaded")
@@ -76,15 +64,15 @@ import Testing
     @Test func changesOnTheServerReachAPinnedFolderWithoutAnOpen() throws {
         let (harness, _, plansInode) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, plansInode, "user.sitefs.control.pin")
-        #expect(settled(harness, files: 2))
+        _ = try harness.control(plansInode, "user.sitefs.control.pin")
+        #expect(harness.pinnedFilesLocal(2))
         let site = try #require(try harness.backend.sites(after: nil, limit: 10).items.first?.identifier)
         let plans = try #require(harness.backend.node(named: "Plans", in: site))
         let a = try #require(harness.backend.node(named: "a.txt", in: plans.identifier))
         harness.backend.editOnServer(a.identifier, content: Array("plan a, revised".utf8))
         harness.backend.add("c.txt", in: plans.identifier, kind: .file, content: Array("plan c".utf8))
         harness.filesystem.pollChangeFeedOnce()  // what the poller does every few seconds
-        #expect(settled(harness, files: 3))
+        #expect(harness.pinnedFilesLocal(3))
         goOffline(harness)
         #expect(try harness.readAll(harness.lookup(plansInode, "a.txt").attributes.inode) == Array("plan a, revised".utf8))
         #expect(try harness.readAll(harness.lookup(plansInode, "c.txt").attributes.inode) == Array("plan c".utf8))
@@ -93,13 +81,13 @@ import Testing
     @Test func unpinningLetsTheCopiesGo() throws {
         let (harness, siteInode, plansInode) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, plansInode, "user.sitefs.control.pin")
+        _ = try harness.control(plansInode, "user.sitefs.control.pin")
         let notes = try harness.lookup(siteInode, "notes.txt").attributes.inode
         try harness.filesystem.setExtendedAttribute(notes, name: "user.sitefs.pinned", value: Array("1".utf8), flags: 0,
                                                     context: harness.context)
-        #expect(settled(harness, files: 3))
+        #expect(harness.pinnedFilesLocal(3))
         #expect(harness.contentFiles.count == 3)
-        let answer = try control(harness, plansInode, "user.sitefs.control.unpin")
+        let answer = try harness.control(plansInode, "user.sitefs.control.unpin")
         #expect(!answer.pinned)
         #expect(eventually { harness.contentFiles.count == 1 })
         #expect(try harness.xattr(harness.lookup(plansInode, "a.txt").attributes.inode, "user.sitefs.state") == "online-only")
@@ -112,8 +100,8 @@ import Testing
         let backend: InMemoryBackend, directory: URL
         do {
             let (first, _, plansInode) = try harness()
-            _ = try control(first, plansInode, "user.sitefs.control.pin")
-            #expect(settled(first, files: 2))
+            _ = try first.control(plansInode, "user.sitefs.control.pin")
+            #expect(first.pinnedFilesLocal(2))
             (backend, directory) = (first.backend, first.cacheDirectory)
             first.filesystem.unmounting()
         }
@@ -136,22 +124,22 @@ import Testing
     @Test func aPinPastTheCacheBudgetIsRefusedWithTheReason() throws {
         let (harness, siteInode, plansInode) = try harness(cacheSizeLimit: 8)
         defer { harness.remove(); harness.filesystem.unmounting() }
-        let refused = try control(harness, plansInode, "user.sitefs.control.pin")  // 12 bytes
+        let refused = try harness.control(plansInode, "user.sitefs.control.pin")  // 12 bytes
         #expect(!refused.pinned && refused.error?.contains("cache budget") == true, "\(refused)")
         #expect(throws: Errno.noSpace) {
             try harness.filesystem.setExtendedAttribute(plansInode, name: "user.sitefs.pinned", value: Array("1".utf8), flags: 0,
                                                         context: harness.context)
         }
         let notes = try harness.lookup(siteInode, "notes.txt").attributes.inode  // 5 bytes
-        #expect(try control(harness, notes, "user.sitefs.control.pin").pinned)
-        #expect(settled(harness, files: 1))
+        #expect(try harness.control(notes, "user.sitefs.control.pin").pinned)
+        #expect(harness.pinnedFilesLocal(1))
     }
 
     @Test func anEditOfAPinnedFileIsKeptAsTheNewVersionOnceUploaded() throws {
         let (harness, _, plansInode) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
-        _ = try control(harness, plansInode, "user.sitefs.control.pin")
-        #expect(settled(harness, files: 2))
+        _ = try harness.control(plansInode, "user.sitefs.control.pin")
+        #expect(harness.pinnedFilesLocal(2))
         let a = try harness.lookup(plansInode, "a.txt").attributes.inode
         try harness.saveInPlace(a, "plan a, edited here")
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
@@ -165,8 +153,8 @@ import Testing
         weak var gone: SitefsFilesystem?
         do {
             let (first, _, plansInode) = try harness()
-            _ = try control(first, plansInode, "user.sitefs.control.pin")
-            #expect(settled(first, files: 2))
+            _ = try first.control(plansInode, "user.sitefs.control.pin")
+            #expect(first.pinnedFilesLocal(2))
             goOffline(first)
             try first.createFile(plansInode, "c.txt", "plan c")  // journaled; its copy goes with the process
             (backend, directory, gone) = (first.backend, first.cacheDirectory, first.filesystem)
@@ -180,7 +168,7 @@ import Testing
         defer { second.remove(); second.filesystem.unmounting() }
         #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
         // Sent from staging, which is gone now: the keeper must fetch it to keep it.
-        #expect(settled(second, files: 3))
+        #expect(second.pinnedFilesLocal(3))
         goOffline(second)
         #expect(try second.readAll(second.lookup(plansInode, "c.txt").attributes.inode) == Array("plan c".utf8))
     }
