@@ -49,11 +49,12 @@ extension SitefsFilesystem {
     /// (`fileServerThumbnails`).
     public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
                               emit: (DirectoryEntry) -> Bool) throws(Errno) {
-        guard configuration.thumbnails != nil, let directory = handles.directory(handle) else {
-            return try listEntries(inode, handle: handle, offset: offset, plus: plus, emit: emit)
+        guard let directory = handles.directory(handle) else { throw .badFileDescriptor }
+        guard configuration.thumbnails != nil else {
+            return try listEntries(inode, directory: directory, offset: offset, plus: plus, emit: emit)
         }
         var listed: [ItemIdentifier] = []
-        try listEntries(inode, handle: handle, offset: offset, plus: plus) { entry in
+        try listEntries(inode, directory: directory, offset: offset, plus: plus) { entry in
             guard emit(entry) else { return false }
             if entry.mode == AttributeMapping.regularType, let identifier = inodes.identifier(of: entry.inode) { listed.append(identifier) }
             return true
@@ -61,9 +62,8 @@ extension SitefsFilesystem {
         fileServerThumbnails(listed, in: directory.folder, context: context)
     }
 
-    private func listEntries(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool,
+    private func listEntries(_ inode: InodeNumber, directory: DirectoryHandle, offset: UInt64, plus: Bool,
                              emit: (DirectoryEntry) -> Bool) throws(Errno) {
-        guard let directory = handles.directory(handle) else { throw .badFileDescriptor }
         let dot = AttributeMapping.directoryType
         if offset < 1, !emit(DirectoryEntry(name: FileName("."), inode: inode, mode: dot, nextOffset: 1, entry: nil)) { return }
         if offset < 2, !emit(DirectoryEntry(name: FileName(".."), inode: .root, mode: dot, nextOffset: 2, entry: nil)) { return }

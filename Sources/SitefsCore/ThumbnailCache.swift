@@ -56,10 +56,14 @@ public struct ThumbnailCache: Sendable {
         root + "/" + size.folder + "/" + MD5.hexDigest(uri.utf8) + ".png"
     }
 
-    /// Whether a thumbnail of `uri` for modification time `mtime` (seconds) is there.
+    /// Whether a thumbnail of `uri` for modification time `mtime` (seconds) is there. Only
+    /// the file's head is read: the text chunks stand before the image data (this type
+    /// writes them right after the header, as GNOME's thumbnail factory does).
     public func hasCurrent(_ uri: String, mtime: Int64, size: Size) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path(of: uri, size: size)) else { return false }
-        let text = Self.textChunks(of: Array(data.prefix(64 << 10)))
+        guard let file = FileHandle(forReadingAtPath: path(of: uri, size: size)) else { return false }
+        defer { try? file.close() }
+        guard let head = try? file.read(upToCount: Self.headBytes) else { return false }
+        let text = Self.textChunks(of: Array(head))
         return text["Thumb::URI"] == uri && text["Thumb::MTime"] == String(mtime)
     }
 
@@ -96,6 +100,9 @@ public struct ThumbnailCache: Sendable {
     // MARK: PNG text chunks
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    /// Enough of a thumbnail for its text chunks: the URI of the longest path (4,096 bytes,
+    /// each escaped to 3 at most) and the rest.
+    static let headBytes = 16 << 10
 
     /// `png` with a `tEXt` chunk per pair right after IHDR; nil when it is not a PNG.
     static func adding(_ pairs: [(String, String)], to png: [UInt8]) -> [UInt8]? {

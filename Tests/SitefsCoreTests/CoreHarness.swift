@@ -158,4 +158,17 @@ struct CoreHarness {
             return pins?.settled == true && pins?.files == files && pins?.localFiles == files
         }
     }
+
+    /// Puts the site "Harbour" holding `Plans/a.txt`, `Plans/b.txt` and `notes.txt` on the
+    /// server, mounts, and answers the site's and Plans' inodes.
+    func mountPlansSite() throws -> (site: InodeNumber, plans: InodeNumber) {
+        let site = backend.addSite("Harbour")
+        let plans = backend.add("Plans", in: site, kind: .folder)
+        backend.add("a.txt", in: plans, kind: .file, content: Array("plan a".utf8))
+        backend.add("b.txt", in: plans, kind: .file, content: Array("plan b".utf8))
+        backend.add("notes.txt", in: site, kind: .file, content: Array("notes".utf8))
+        mount()
+        let siteInode = try lookup(.root, "Harbour").attributes.inode
+        return (siteInode, try lookup(siteInode, "Plans").attributes.inode)
+    }
 }

@@ -11,14 +11,8 @@ import Testing
     /// A mounted harness with `Plans/a.txt`, `Plans/b.txt` and `notes.txt` on the server.
     private func harness(writeBackDelay: Duration = .zero) throws -> (CoreHarness, site: InodeNumber, plans: InodeNumber) {
         let harness = try CoreHarness(writeBackDelay: writeBackDelay)
-        let site = harness.backend.addSite("Harbour")
-        let plans = harness.backend.add("Plans", in: site, kind: .folder)
-        harness.backend.add("a.txt", in: plans, kind: .file, content: Array("plan a".utf8))
-        harness.backend.add("b.txt", in: plans, kind: .file, content: Array("plan b".utf8))
-        harness.backend.add("notes.txt", in: site, kind: .file, content: Array("notes".utf8))
-        harness.mount()
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        return (harness, siteInode, try harness.lookup(siteInode, "Plans").attributes.inode)
+        let (site, plans) = try harness.mountPlansSite()
+        return (harness, site, plans)
     }
 
     private func evict(_ harness: CoreHarness, _ inode: InodeNumber) throws -> EvictAnswer {

@@ -15,16 +15,12 @@ import Testing
         -> (CoreHarness, InodeNumber, InodeNumber) {
         let harness = try CoreHarness(writeBackDelay: .zero, backend: backend, cacheDirectory: directory,
                                       cacheSizeLimit: cacheSizeLimit)
-        if backend == nil {
-            let site = harness.backend.addSite("Harbour")
-            let plans = harness.backend.add("Plans", in: site, kind: .folder)
-            harness.backend.add("a.txt", in: plans, kind: .file, content: Array("plan a".utf8))
-            harness.backend.add("b.txt", in: plans, kind: .file, content: Array("plan b".utf8))
-            harness.backend.add("notes.txt", in: site, kind: .file, content: Array("notes".utf8))
+        guard backend == nil else {  // the server already has them (a remount)
+            harness.mount()
+            let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+            return (harness, siteInode, try harness.lookup(siteInode, "Plans").attributes.inode)
         }
-        harness.mount()
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        let plansInode = try harness.lookup(siteInode, "Plans").attributes.inode
+        let (siteInode, plansInode) = try harness.mountPlansSite()
         return (harness, siteInode, plansInode)
     }
 

@@ -14,5 +14,5 @@ from gi.repository import GObject, Nemo  # noqa: E402
 
 import sitefs_desktop  # noqa: E402
 
-DESKTOP = sitefs_desktop.Desktop("nemo")
+DESKTOP = sitefs_desktop.Desktop()
 SitefsEmblems, SitefsMenu = sitefs_desktop.providers(GObject, Nemo, DESKTOP)

@@ -102,8 +102,7 @@ def original_of_conflict(name):
 class Desktop:
     """The file-manager-independent part: mounts, states, events, commands."""
 
-    def __init__(self, file_manager):
-        self.file_manager = file_manager
+    def __init__(self):
         self.mounts = []
         self.mounts_read = 0.0
         self.known = {}
