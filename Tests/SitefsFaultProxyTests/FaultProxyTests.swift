@@ -197,13 +197,15 @@ import Testing
         }
     }
 
-    @Test func refuseResetsAnOpenConnectionAtItsNextRequest() throws {
+    /// The setter resets open connections before it returns, so the reset is already on the
+    /// way when the client next reads; a request sent now could race it (send may or may not
+    /// see ECONNRESET), so the test reads only.
+    @Test func refuseResetsAnOpenConnectionAtOnce() throws {
         try withProxy { proxy, upstream in
             let connection = try RawConnection(port: proxy.port)
             try connection.send("GET /hello HTTP/1.1\r\nHost: test\r\n\r\n")
             #expect(connection.readResponse()?.body == "hello")
             proxy.mode = .refuse
-            try connection.send("GET /hello HTTP/1.1\r\nHost: test\r\n\r\n")
             #expect(connection.readResponse() == nil)
             #expect(connection.lastError == ECONNRESET, "expected a reset, got errno \(connection.lastError)")
             #expect(upstream.handledRequests == 1)
