@@ -13,7 +13,8 @@ SITEFS_STAGE="$SITEFS_SCRATCH/stage"
 export SITEFS_STAGE
 
 sitefs_release_build() {
-    local flags=(-c release --static-swift-stdlib --scratch-path "$SITEFS_SCRATCH")
+    # --force-resolved-versions: the shipped binaries are built from the committed pins.
+    local flags=(-c release --static-swift-stdlib --force-resolved-versions --scratch-path "$SITEFS_SCRATCH")
     # One product at a time: building every target would include the test kit
     # (Tests/SitefsTestSupport), whose `import Testing` a static-stdlib build cannot see.
     # generate-manual is swift-argument-parser's man page generator (see below).
