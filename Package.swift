@@ -74,11 +74,15 @@ let package = Package(
         .target(name: "SitefsHTTPBackend", dependencies: ["SitefsHTTP", "SitefsProvider", "SitefsAPI"]),
         // The File Provider vocabulary: identifiers, items, pages, the backend protocol.
         .target(name: "SitefsProvider", dependencies: ["SitefsAPI"]),
-        // Local store: metadata cache, content copies and staging, the mount's clock.
+        // The concurrency toolbox the store, the engine and the core share: the lock order
+        // (ranked mutexes and conditions, checked at run time), the mount's clock (injectable
+        // for tests of races), the background unlinker.
+        .target(name: "SitefsConcurrency"),
+        // Local store: metadata cache, content copies and staging.
         .target(
             name: "SitefsStore",
             dependencies: [
-                "SitefsProvider", "SitefsAPI", "CLinux",
+                "SitefsProvider", "SitefsAPI", "SitefsConcurrency", "CLinux",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -89,7 +93,7 @@ let package = Package(
         .target(
             name: "SitefsSync",
             dependencies: [
-                "SitefsProvider", "SitefsAPI", "SitefsStore",
+                "SitefsProvider", "SitefsAPI", "SitefsStore", "SitefsConcurrency",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -99,7 +103,7 @@ let package = Package(
         .target(
             name: "SitefsCore",
             dependencies: [
-                "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI", "SitefsCrypto",
+                "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI", "SitefsCrypto", "SitefsConcurrency",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -196,6 +200,7 @@ let package = Package(
             name: "SitefsCoreTests",
             dependencies: [
                 "SitefsCore", "SitefsProvider", "SitefsStore", "SitefsSync", "SitefsAPI", "SitefsTestSupport",
+                "SitefsConcurrency",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -204,6 +209,7 @@ let package = Package(
             name: "SitefsSyncTests",
             dependencies: [
                 "SitefsSync", "SitefsStore", "SitefsProvider", "SitefsAPI", "SitefsTestSupport",
+                "SitefsConcurrency",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

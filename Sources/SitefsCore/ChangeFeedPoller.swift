@@ -3,6 +3,7 @@ import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import SitefsSync
+import SitefsConcurrency
 
 /// Polls the server's change feed and applies remote edits: metadata and listings are
 /// updated, and the kernel is told to drop what it cached, so a file added on the server

@@ -1,4 +1,5 @@
 import SitefsStore
+import SitefsConcurrency
 /// Tunables of a mount.
 public struct FilesystemConfiguration: Sendable {
     /// Items per server page when listing a folder (`--page-size`).

@@ -7,6 +7,7 @@ import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
+import SitefsConcurrency
 #endif
 
 /// The local copy of one file under `content/`, shared by every handle open on it.

@@ -6,6 +6,7 @@ import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
+import SitefsConcurrency
 #endif
 
 /// Keeps pinned content on this device: one background thread that, after each request

@@ -6,6 +6,7 @@ import SitefsStore
 import SitefsSync
 import Synchronization
 import SystemPackage
+import SitefsConcurrency
 
 /// The filesystem core: the File Provider model over inodes.
 ///

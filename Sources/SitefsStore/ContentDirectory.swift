@@ -4,6 +4,7 @@ import SitefsProvider
 
 #if canImport(Glibc)
 import Glibc
+import SitefsConcurrency
 #endif
 
 /// The cache directory's content areas:

@@ -1,6 +1,7 @@
 import SitefsAPI
 import SitefsProvider
 import Synchronization
+import SitefsConcurrency
 
 /// What the mount knows of the server's tree: item metadata and folder listings, so that
 /// `stat`, `ls -l` and `find` are answered without a request once a folder was listed.

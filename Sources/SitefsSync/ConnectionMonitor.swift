@@ -3,6 +3,7 @@ import SitefsAPI
 import SitefsProvider
 import SitefsStore
 import Synchronization
+import SitefsConcurrency
 
 /// Whether the server can be reached, as the mount's own requests found it.
 ///

@@ -1,6 +1,7 @@
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsConcurrency
 
 /// What the mount shows that the server does not have yet: files and folders created here
 /// and not on the server (local identifiers), renames of server items still waiting in the

@@ -3,6 +3,7 @@ import Logging
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsConcurrency
 
 /// The sync engine: everything the mount shows that the server does not have yet, and how it
 /// gets there. It owns the durable journal, the uploads and deferred renames (`Uploader`),

@@ -3,6 +3,7 @@ import Logging
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import SitefsConcurrency
 
 /// Uploads saved content in the background, so close() never waits for the network, from
 /// a durable journal, so no save is lost when the daemon dies.

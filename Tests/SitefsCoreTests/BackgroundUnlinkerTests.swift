@@ -4,6 +4,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import SitefsConcurrency
 #endif
 
 /// Large local copies and snapshots are deleted off the caller's path; what must be gone when

@@ -2,6 +2,7 @@ import SitefsCore
 import SitefsStore
 import SitefsTestSupport
 import Testing
+import SitefsConcurrency
 
 /// The change feed's wait between rounds runs on the mount's clock, so a test moves it on
 /// instead of waiting out the interval.

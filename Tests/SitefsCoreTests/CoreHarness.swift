@@ -6,6 +6,7 @@ import SitefsStore
 import SystemPackage
 import SitefsTestSupport
 import Testing
+import SitefsConcurrency
 
 /// A filesystem core over an in-memory backend, driven as the FUSE adapter would drive it.
 struct CoreHarness {

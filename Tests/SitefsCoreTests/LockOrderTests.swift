@@ -1,5 +1,6 @@
 import SitefsStore
 import Testing
+import SitefsConcurrency
 
 #if DEBUG
 /// The run-time check of the lock order (debug builds): every other test runs with it on,

@@ -7,6 +7,7 @@ import SystemPackage
 import Synchronization
 import SitefsTestSupport
 import Testing
+import SitefsConcurrency
 
 /// Editors' save sequences become one new version of the original item; new files wait
 /// out the settle delay; lock and swap files never reach the server; saves work offline.

@@ -6,6 +6,7 @@ import SitefsSync
 import SitefsTestSupport
 import Synchronization
 import Testing
+import SitefsConcurrency
 
 /// Offline is what the mount's own requests find, and the mount finds the server back by
 /// itself: time is a manual clock, so "a second has passed" is a step of the test.

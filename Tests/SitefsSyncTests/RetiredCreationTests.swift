@@ -5,6 +5,7 @@ import SitefsStore
 @testable import SitefsSync
 import SitefsTestSupport
 import Testing
+import SitefsConcurrency
 
 /// The uploader remembers what each new file's create made (for callers racing its report)
 /// for a while, not for the life of the mount.

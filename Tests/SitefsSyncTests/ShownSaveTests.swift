@@ -6,6 +6,7 @@ import SitefsStore
 import SitefsTestSupport
 import Synchronization
 import Testing
+import SitefsConcurrency
 
 /// What `stat` asks of the engine is answered while the engine's queue lock is held (as it
 /// is across an outcome's journal commit): a `stat` never waits for an fsync.
