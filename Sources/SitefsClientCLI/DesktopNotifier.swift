@@ -105,6 +105,9 @@ final class DesktopNotifier: Sendable {
                            body: "\(path) could not be saved (\(reason)); your edit is in \(savedAs).")
         case .signInRequired:
             return Message(summary: "sitefs: sign in again", body: "The server no longer accepts your sign-in.")
+        case .journalUnwritable(let reason):
+            return Message(summary: "sitefs: saves cannot be recorded",
+                           body: "Files you save now cannot be kept safe: \(reason). Free space on this computer's disk; what was saved before is kept.")
         }
     }
 

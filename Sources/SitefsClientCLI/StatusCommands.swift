@@ -47,6 +47,9 @@ struct Status: ParsableCommand {
             if let downloading = pins.downloading { print("  downloading: \(TerminalText.escaped(downloading))") }
             if let problem = pins.problem { print("  not local: \(TerminalText.escaped(problem))") }
         }
+        if let problem = status.uploads.journalProblem {
+            print("journal: \(TerminalText.escaped(problem)); free space on the cache folder's disk (or make it writable)")
+        }
         if status.uploads.signInRequired { print("sign-in required: uploads wait; run `sitefs login`") }
         if !status.uploads.failed.isEmpty { print("after fixing the cause, `sitefs retry \(mountpoint)` queues failed uploads again") }
     }

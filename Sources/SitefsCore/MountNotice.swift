@@ -14,4 +14,7 @@ public enum MountNotice: Sendable, Equatable {
     /// The server no longer accepts the mount's sign-in: nothing more reaches it until
     /// `sitefs login` (saves wait in the journal).
     case signInRequired
+    /// The upload journal on this computer cannot be written (`reason`, e.g. the disk is
+    /// full): new saves fail until it can, and what waits to be recorded is kept.
+    case journalUnwritable(reason: String)
 }

@@ -492,6 +492,8 @@ extension SitefsFilesystem {
             // A removal made offline that the server did not take: the item shows again.
             if let parent { cache.forgetListing(of: parent) }
             invalidateEntry(in: parent, named: name)
+        case .journalTrouble(let problem):
+            if let problem { onNotice?(.journalUnwritable(reason: problem)) }
         case .renameDropped(let identifier, let shown, let serverParent, let gone):
             // The server keeps it where it was: what we showed is no longer true.
             if gone { cache.remove(identifier) }

@@ -77,6 +77,7 @@ public final class SyncEngine: @unchecked Sendable {
         uploader.onRenameOutcome = { outcome in relay.rename(outcome) }
         uploader.onOperationOutcome = { outcome in relay.operation(outcome) }
         uploader.onFoldersRemade = { remade in relay.engine?.deliver(.foldersRemade(remade)) }
+        uploader.onJournalTrouble = { problem in relay.engine?.deliver(.journalTrouble(problem)) }
         // Folder operations put back while offline go as soon as the server answers again.
         (backend as? MonitoredBackend)?.monitor.whenReconnected { [weak uploader] in uploader?.serverReachableAgain() }
     }

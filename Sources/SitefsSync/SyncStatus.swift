@@ -18,6 +18,9 @@ public struct SyncStatus: Sendable, Codable {
     public var remade: [Remade] = []
     /// Saves the server refused for good, kept under another name where it took them.
     public var rescued: [Rescue] = []
+    /// Why the upload journal cannot be written (disk full, I/O error, read-only), with what
+    /// waits to be recorded; nil when every change is recorded.
+    public var journalProblem: String?
 
     public struct Progress: Sendable, Codable {
         public var name: String
@@ -58,6 +61,7 @@ public struct SyncStatus: Sendable, Codable {
         case signInRequired = "sign_in_required"
         case notApplied = "not_applied"
         case remade, rescued
+        case journalProblem = "journal_problem"
     }
 
     public init(pending: Int, uploading: [String], progress: [Progress], failed: [Failure], conflicts: [Conflict],
@@ -83,5 +87,6 @@ public struct SyncStatus: Sendable, Codable {
         notApplied = try c.decodeIfPresent([Failure].self, forKey: .notApplied) ?? []
         remade = try c.decodeIfPresent([Remade].self, forKey: .remade) ?? []
         rescued = try c.decodeIfPresent([Rescue].self, forKey: .rescued) ?? []
+        journalProblem = try c.decodeIfPresent(String.self, forKey: .journalProblem)
     }
 }

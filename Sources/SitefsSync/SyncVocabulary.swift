@@ -34,6 +34,9 @@ public enum SyncEvent: Sendable {
     /// or filled the item meanwhile): the item, which was in `parent` as `name`, is shown
     /// again.
     case restored(ItemIdentifier, parent: ItemIdentifier?, name: String)
+    /// The upload journal cannot be written (`problem` says why; see `JournalWrite`), or can
+    /// again (nil): the user is to be told, since new saves fail meanwhile.
+    case journalTrouble(String?)
 
     /// Where the local copy the saved content came from may be found once the core has
     /// applied this (the first that exists): it may be done with now. None for renames.
@@ -44,7 +47,7 @@ public enum SyncEvent: Sendable {
         case .replaced(let former, let item): [item.identifier, former]
         case .failed(let identifier): [identifier]
         case .rescued(let identifier, let copy, _, _): [copy.identifier, identifier]
-        case .renamed, .renameDropped, .restored, .foldersRemade: []
+        case .renamed, .renameDropped, .restored, .foldersRemade, .journalTrouble: []
         }
     }
 }

@@ -110,7 +110,7 @@ extension Uploader {
     private func progressCounter(for job: Job) -> TransferProgress? {
         condition.lock()
         defer { condition.unlock() }
-        return sent[job.identifier]
+        return saves.progress[job.identifier]
     }
 
     /// A file made on the mount reaches the server for the first time. Its name may have been
@@ -205,13 +205,13 @@ extension Uploader {
     func isCancelled(_ job: Job) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return cancelled.contains(job.identifier) || deleting.contains(job.identifier) || deletedBeforeRestart.contains(job.identifier)
+        return deletions.isDeletedHere(job.identifier)
     }
 
     private func setSignInRequired(_ value: Bool) {
         condition.lock()
         defer { condition.unlock() }
-        signInRequired = value
+        records.signInRequired = value
     }
 
     private func saveAsConflict(_ job: Job, current: ProviderItem?) -> Outcome {
@@ -274,7 +274,7 @@ extension Uploader {
         var modified = outcome.job.modified
         while true {
             condition.lock()
-            if let late = lateModified.removeValue(forKey: outcome.job.identifier) { modified = late }
+            if let late = saves.takeLateModified(outcome.job.identifier) { modified = late }
             // The upload itself carried the job's time; only a different one needs a request.
             guard let time = modified, let item = outcome.item, item.modified != time else {
                 finish(outcome)

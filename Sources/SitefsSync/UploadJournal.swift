@@ -9,6 +9,9 @@ import SitefsStore
 /// close()/fsync() return; a row goes away only when the server confirmed that content. A
 /// mount started on the same cache dir resumes from it, so an edit survives `kill -9`, a
 /// reboot and a server outage.
+///
+/// Every write throws when it cannot commit (disk full, I/O error, a read-only file): the
+/// uploader decides the consequence (see `Uploader.write(_:)` and `JournalWrite`).
 final class UploadJournal: Sendable {
     private let queue: DatabaseQueue
 
@@ -75,8 +78,8 @@ final class UploadJournal: Sendable {
         }
     }
 
-    func clearDelete(_ identifier: ItemIdentifier) {
-        _ = try? queue.write { db in
+    func clearDelete(_ identifier: ItemIdentifier) throws {
+        try queue.write { db in
             try db.execute(sql: "DELETE FROM deletes WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
         }
     }
@@ -102,11 +105,9 @@ final class UploadJournal: Sendable {
                         job.baseVersion, job.modified?.microseconds, job.folders?.encoded])
     }
 
-    /// Forgets a save that a newer one of the same file replaced.
-    func drop(_ job: Uploader.Job) { drop(stagedPath: job.stagedPath) }
-
-    func drop(stagedPath: String) {
-        _ = try? queue.write { db in try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [stagedPath]) }
+    /// Forgets a save (replaced by a newer one of the same file, or moot).
+    func drop(stagedPath: String) throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [stagedPath]) }
     }
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so
@@ -118,27 +119,20 @@ final class UploadJournal: Sendable {
             try db.execute(sql: "DELETE FROM jobs WHERE staged_path = ?", arguments: [job.stagedPath])
             try db.execute(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)",
                            arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
-            if let follower { try Self.insert(follower, into: db) }
+            if let follower {
+                try db.execute(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?",
+                               arguments: [follower.identifier.id, follower.baseVersion, follower.stagedPath])
+            }
         }
     }
 
-    /// A new file renamed before its upload: it will be created under the new name.
-    func retarget(_ job: Uploader.Job) {
-        _ = try? queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ? WHERE staged_path = ?",
-                           arguments: [job.name, job.parent?.id, job.folders?.encoded, job.stagedPath])
-        }
-    }
-
-    func failed(_ job: Uploader.Job, reason: String) {
-        _ = try? queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET failure = ? WHERE staged_path = ?", arguments: [reason, job.stagedPath])
-        }
-    }
-
-    func clearFailure(_ job: Uploader.Job) {
-        _ = try? queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET failure = NULL WHERE staged_path = ?", arguments: [job.stagedPath])
+    /// Where a save goes and whether it failed, as the uploader holds it now: a new file
+    /// renamed before its upload is created under the new name; a failed save stays for
+    /// `sitefs retry` (`failure` nil: queued again). The row keeps its place in the order.
+    func update(_ job: Uploader.Job, failure: String?) throws {
+        try queue.write { db in
+            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ? WHERE staged_path = ?",
+                           arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.stagedPath])
         }
     }
 
@@ -181,8 +175,8 @@ final class UploadJournal: Sendable {
         }
     }
 
-    func dropRename(_ identifier: ItemIdentifier) {
-        _ = try? queue.write { db in
+    func dropRename(_ identifier: ItemIdentifier) throws {
+        try queue.write { db in
             try db.execute(sql: "DELETE FROM renames WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
         }
     }
@@ -216,8 +210,8 @@ final class UploadJournal: Sendable {
 
     /// An operation not sent yet changed (a folder made here renamed before it went, or its
     /// parent now known on the server).
-    func update(_ operation: NamespaceOperation) {
-        _ = try? queue.write { db in
+    func update(_ operation: NamespaceOperation) throws {
+        try queue.write { db in
             try db.execute(sql: "UPDATE operations SET name = ?, parent = ?, folders = ? WHERE seq = ?",
                            arguments: [operation.name, operation.parent?.id, operation.folders?.encoded, operation.sequence])
         }

@@ -70,8 +70,7 @@ extension Uploader {
         if !made.isEmpty {
             logger.warning("\(chain.path) was deleted on the server while \(what) was saved into it here; made again as \(remade.path)")
             condition.lock()
-            Self.appendBounded(Status.Remade(path: remade.path, reason: "deleted on the server while \(what) was saved into it here"),
-                               to: &remadeFolders)
+            records.add(Status.Remade(path: remade.path, reason: "deleted on the server while \(what) was saved into it here"))
             condition.unlock()
             onFoldersRemade?(FoldersRemade(folders: made, anchor: remade.anchor, path: remade.path, file: what))
         }
@@ -170,7 +169,7 @@ extension Uploader {
             if let kept = keepOnThisComputer(job, as: name) {
                 logger.error("\(job.name): your edit is kept on this computer as \(kept)")
                 condition.lock()
-                keptOnThisComputer[job.stagedPath] = kept
+                records.keptOnThisComputer[job.stagedPath] = kept
                 condition.unlock()
             }
             return .failed(job, error)

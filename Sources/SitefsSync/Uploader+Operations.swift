@@ -14,8 +14,13 @@ extension Uploader {
         defer { condition.unlock() }
         var operation = operation
         // Under the lock, so the order in the journal is the order in the queue.
-        operation.sequence = try journal.record(operation)
-        lastOperationSequence = operation.sequence
+        do {
+            operation.sequence = try journal.record(operation)
+            journalWrittenLocked()
+        } catch {
+            journalFailedLocked("\(operation.kind.rawValue) \(operation.name)", error)
+            throw error
+        }
         operations.append(operation)
         condition.broadcast()
         return operation
@@ -28,10 +33,10 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         waitWhileBeingSentLocked(folder)
-        guard let index = operations.firstIndex(where: { $0.kind == .makeFolder && $0.identifier == folder }) else { return false }
+        guard let index = operations.queuedMakeFolder(folder) else { return false }
         let operation = operations.remove(at: index)
-        try? journal.finished(operation)
-        abandonedFolders.insert(folder)
+        write(.finishOperation(operation, madeFolder: nil))
+        identities.abandonFolder(folder)
         condition.broadcast()
         return true
     }
@@ -42,11 +47,13 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         waitWhileBeingSentLocked(folder)
-        guard let index = operations.firstIndex(where: { $0.kind == .makeFolder && $0.identifier == folder }) else { return false }
-        operations[index].name = name
-        operations[index].parent = parent
-        operations[index].folders = folders
-        journal.update(operations[index])
+        guard let index = operations.queuedMakeFolder(folder) else { return false }
+        let changed = operations.update(at: index) { operation in
+            operation.name = name
+            operation.parent = parent
+            operation.folders = folders
+        }
+        write(.updateOperation(changed))
         return true
     }
 
@@ -55,7 +62,7 @@ extension Uploader {
     /// that reaches the server ends done. Call with `condition` locked.
     private func waitWhileBeingSentLocked(_ folder: ItemIdentifier) {
         let deadline = Date().addingTimeInterval(Self.longestWaitForAnOperation)
-        while operationInFlight?.identifier == folder {
+        while operations.inFlight?.identifier == folder {
             if !condition.wait(until: deadline) { return }
         }
     }
@@ -66,58 +73,40 @@ extension Uploader {
     /// Where the folder a save, rename or operation goes into stands. Call with `condition`
     /// locked.
     func resolveFolderLocked(_ folder: ItemIdentifier) -> FolderResolution {
-        guard folder.isLocal else { return .ready(folder) }
-        if let made = madeFolders[folder] { return .ready(made) }
-        if abandonedFolders.contains(folder) { return .abandoned }
-        let pending = operationInFlight?.identifier == folder || operations.contains { $0.identifier == folder }
-        return pending ? .waiting : .abandoned
-    }
-
-    /// True while an operation made at or before `sequence` has not reached the server.
-    /// Call with `condition` locked.
-    func operationPendingLocked(upTo sequence: Int64) -> Bool {
-        if let sending = operationInFlight, sending.sequence <= sequence { return true }
-        return operations.first.map { $0.sequence <= sequence } ?? false
+        identities.folder(folder, mkdirPending: operations.isPending(folder))
     }
 
     /// The first queued operation, taken, when it may go: nothing in flight, and every rename
     /// made before it sent (those still waiting out the settle delay are made due, so they
     /// do not hold it up). Call with `condition` locked.
     func nextOperationLocked(now: ContinuousClock.Instant) -> NamespaceOperation? {
-        guard operationInFlight == nil, var operation = operations.first, operation.notBefore <= now else { return nil }
-        let before = renameOrder.filter { renames[$0]!.afterOperation < operation.sequence }
-        if !before.isEmpty || renamesInFlight.values.contains(where: { $0.afterOperation < operation.sequence }) {
-            for identifier in before where renames[identifier]!.notBefore > now { renames[identifier]!.notBefore = now }
-            return nil
-        }
-        operations.removeFirst()
+        guard var operation = operations.next(at: now) else { return nil }
+        if renames.madeBefore(operation: operation.sequence, makingDueAt: now) { return nil }
         if let parent = operation.parent, case .ready(let resolved) = resolveFolderLocked(parent), resolved != parent {
             operation.parent = resolved
-            journal.update(operation)
+            write(.updateOperation(operation))
         }
-        operationInFlight = operation
+        operations.begin(operation)
         return operation
     }
 
-    /// The rename of `identifier`, taken from the queue, with a folder made here it moves
+    /// The next rename (`RenameQueue.next`), taken from the queue, with a folder made here it moves
     /// into resolved; nil while that folder is still to be made. One whose folder will never
     /// be made is dropped (reported like a refused rename). Call with `condition` locked.
-    func takeRenameLocked(_ identifier: ItemIdentifier) -> RenameJob? {
-        guard var rename = renames[identifier] else { return nil }
+    func takeRenameLocked(_ next: RenameJob) -> RenameJob? {
+        var rename = next
         switch resolveFolderLocked(rename.parent) {
         case .waiting:
             return nil
         case .ready(let folder):
             if folder != rename.parent {
                 rename.parent = folder
-                try? journal.recordRename(rename)
+                write(.putRename(rename))
             }
         case .abandoned:
             break  // sent as it is: the server refuses the unknown folder and the rename is dropped
         }
-        renameOrder.removeFirst()
-        renames[identifier] = nil
-        renamesInFlight[identifier] = rename
+        renames.begin(rename)
         return rename
     }
 
@@ -169,10 +158,9 @@ extension Uploader {
     /// each postponement (1 s to 30 s). Call with `condition` locked.
     private func postponeLocked(_ operation: NamespaceOperation) {
         var operation = operation
-        operationInFlight = nil
         operation.postponements += 1
         operation.notBefore = clock.now + .seconds(min(30, 1 << min(operation.postponements - 1, 5)))
-        operations.insert(operation, at: 0)
+        operations.putBack(operation)
         condition.broadcast()
     }
 
@@ -180,11 +168,7 @@ extension Uploader {
     public func serverReachableAgain() {
         condition.lock()
         defer { condition.unlock() }
-        let now = clock.now
-        for index in operations.indices where operations[index].notBefore > now {
-            operations[index].notBefore = now
-            operations[index].postponements = 0
-        }
+        operations.makeDue(at: clock.now)
         condition.broadcast()
     }
 
@@ -259,10 +243,10 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(Self.longestWaitForAnOperation)
-        while inFlight[identifier] != nil || reporting[identifier] != nil {
+        while saves.inFlight[identifier] != nil || reporting[identifier] != nil {
             if !condition.wait(until: deadline) { break }
         }
-        return lastUploaded[identifier]?.result == version
+        return saves.lastUploaded[identifier]?.result == version
     }
 
     private func removeFolder(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
@@ -312,50 +296,39 @@ extension Uploader {
     /// here becomes its server folder for everything still to go into it.
     private func finishOperation(_ outcome: OperationOutcome) {
         let operation = outcome.operation
-        operationInFlight = nil
+        operations.end()
         reporting[operation.identifier, default: 0] += 1
         var made: ItemIdentifier?
         switch outcome {
         case .madeFolder(_, let folder):
             made = folder.identifier
-            madeFolders[operation.identifier] = folder.identifier
+            identities.folderMade(operation.identifier, as: folder.identifier)
             retargetLocked(from: operation.identifier, to: folder.identifier)
         case .deleted:
             break
         case .kept(_, let reason):
-            operationsNotApplied.append(Status.Failure(name: operation.name, reason: reason))
+            records.add(notApplied: Status.Failure(name: operation.name, reason: reason))
         case .failed(_, let error):
-            operationsNotApplied.append(Status.Failure(name: operation.name, reason: error.description))
-            if operation.kind == .makeFolder { abandonedFolders.insert(operation.identifier) }
+            records.add(notApplied: Status.Failure(name: operation.name, reason: error.description))
+            if operation.kind == .makeFolder { identities.abandonFolder(operation.identifier) }
         }
-        do {
-            try journal.finished(operation, madeFolder: made)
-        } catch {
-            // Replayed at the next mount: a mkdir then joins the folder it made, a delete finds it gone.
-            logger.error("journal update failed after \(operation.kind.rawValue) \(operation.name): \(error)")
-        }
+        write(.finishOperation(operation, madeFolder: made))
         condition.broadcast()
     }
 
     /// Everything still aimed at the local folder `local` now goes to the server folder
     /// `folder`: queued and failed saves, renames, and operations. Call with `condition` locked.
     private func retargetLocked(from local: ItemIdentifier, to folder: ItemIdentifier) {
-        for identifier in Array(queued.keys) where queued[identifier]!.parent == local {
-            queued[identifier]!.parent = folder
-            journal.retarget(queued[identifier]!)
+        for identifier in Array(saves.queued.keys) where saves.queued[identifier]!.parent == local {
+            saves.updateQueued(identifier) { $0.parent = folder }
+            write(.updateSave(saves.queued[identifier]!, failure: nil))
         }
-        for identifier in Array(failures.keys) where failures[identifier]!.0.parent == local {
-            failures[identifier]!.0.parent = folder
-            journal.retarget(failures[identifier]!.0)
+        for identifier in Array(saves.failures.keys) where saves.failures[identifier]!.job.parent == local {
+            saves.updateFailed(identifier) { $0.parent = folder }
+            write(.updateSave(saves.failures[identifier]!.job, failure: saves.failures[identifier]!.reason))
         }
-        for identifier in Array(renames.keys) where renames[identifier]!.parent == local {
-            renames[identifier]!.parent = folder
-            try? journal.recordRename(renames[identifier]!)
-        }
-        for index in operations.indices where operations[index].parent == local {
-            operations[index].parent = folder
-            journal.update(operations[index])
-        }
+        for rename in renames.retarget(from: local, to: folder) { write(.putRename(rename)) }
+        for operation in operations.retarget(from: local, to: folder) { write(.updateOperation(operation)) }
     }
 }
 
@@ -364,6 +337,6 @@ extension Uploader {
     public var pendingOperations: [NamespaceOperation] {
         condition.lock()
         defer { condition.unlock() }
-        return (operationInFlight.map { [$0] } ?? []) + operations
+        return operations.all
     }
 }

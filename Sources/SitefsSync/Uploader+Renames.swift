@@ -11,26 +11,22 @@ extension Uploader {
     public func enqueueRename(_ rename: RenameJob) throws {
         condition.lock()
         defer { condition.unlock() }
-        var rename = rename
-        if let earlier = renames[rename.identifier] {
-            rename.serverName = earlier.serverName
-            rename.serverParent = earlier.serverParent
-        } else if let sending = renamesInFlight[rename.identifier] {
-            rename.serverName = sending.name
-            rename.serverParent = sending.parent
-        }
+        var rename = renames.startingFromServer(rename)
         if rename.isNoOp {
-            if renames.removeValue(forKey: rename.identifier) != nil {
-                renameOrder.removeAll { $0 == rename.identifier }
-                journal.dropRename(rename.identifier)
-            }
+            if renames.remove(rename.identifier) { write(.dropRename(rename.identifier)) }
             return
         }
-        rename.afterOperation = lastOperationSequence
-        try journal.recordRename(rename)
+        rename.afterOperation = operations.lastSequence
+        do {
+            try journal.recordRename(rename)
+            unwrittenJournal.written(.rename(rename.identifier))
+            journalWrittenLocked()
+        } catch {
+            journalFailedLocked("the rename of \(rename.serverName)", error)
+            throw error
+        }
         rename.notBefore = clock.now + settleDelay
-        if renames[rename.identifier] == nil { renameOrder.append(rename.identifier) }
-        renames[rename.identifier] = rename
+        renames.put(rename)
         condition.broadcast()
     }
 
@@ -38,14 +34,14 @@ extension Uploader {
     public func pendingRename(of identifier: ItemIdentifier) -> RenameJob? {
         condition.lock()
         defer { condition.unlock() }
-        return renames[identifier] ?? renamesInFlight[identifier]
+        return renames.pending(of: identifier)
     }
 
     /// All renames not applied yet (the mount's view shows them).
     public var pendingRenames: [RenameJob] {
         condition.lock()
         defer { condition.unlock() }
-        return renameOrder.compactMap { renames[$0] } + Array(renamesInFlight.values)
+        return renames.all
     }
 
     /// Drops a queued rename (the file's rename is folded into something else). False when
@@ -53,10 +49,9 @@ extension Uploader {
     public func cancelRename(of identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        if renamesInFlight[identifier] != nil { return false }
-        if renames.removeValue(forKey: identifier) != nil {
-            renameOrder.removeAll { $0 == identifier }
-            journal.dropRename(identifier)
+        if renames.inFlight[identifier] != nil { return false }
+        if renames.remove(identifier) {
+            write(.dropRename(identifier))
             condition.broadcast()
         }
         return true
@@ -69,9 +64,9 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         let now = clock.now
-        for key in renames.keys { renames[key]!.notBefore = now }
+        renames.makeDue(at: now)
         condition.broadcast()
-        while !renames.isEmpty || !renamesInFlight.isEmpty {
+        while !renames.isIdle {
             if !condition.wait(until: deadline) { return false }
         }
         return true
@@ -83,18 +78,14 @@ extension Uploader {
         switch outcome {
         case .renamed(let job, _), .dropped(let job, _): rename = job
         }
-        renamesInFlight[rename.identifier] = nil
         reporting[rename.identifier, default: 0] += 1
-        if var follower = renames[rename.identifier] {
+        var renamedTo: ProviderItem?
+        if case .renamed(_, let item) = outcome { renamedTo = item }
+        if let follower = renames.end(rename.identifier, serverItem: renamedTo) {
             // Renamed again meanwhile: that rename starts from where this one left the item.
-            if case .renamed(_, let item) = outcome, let parent = item.parent {
-                follower.serverName = item.name
-                follower.serverParent = parent
-                renames[rename.identifier] = follower
-                try? journal.recordRename(follower)
-            }
+            if renamedTo?.parent != nil { write(.putRename(follower)) }
         } else {
-            journal.dropRename(rename.identifier)
+            write(.dropRename(rename.identifier))
         }
         condition.broadcast()
     }

@@ -11,27 +11,21 @@ extension Uploader {
     public func latestSave(of identifier: ItemIdentifier) -> Job? {
         condition.lock()
         defer { condition.unlock() }
-        return newestSaveLocked(identifier)
-    }
-
-    /// The newest save of an item: queued, else in flight, else failed. Call with `condition`
-    /// locked.
-    func newestSaveLocked(_ identifier: ItemIdentifier) -> Job? {
-        queued[identifier] ?? inFlight[identifier] ?? failures[identifier]?.0
+        return saves.newest(of: identifier)
     }
 
     /// Saves of files that are not on the server yet (restored into the mount's view at start).
     public var pendingCreations: [Job] {
         condition.lock()
         defer { condition.unlock() }
-        return (Array(queued.values) + Array(inFlight.values) + failures.values.map(\.0)).filter(\.createsFile)
+        return saves.all.filter(\.createsFile)
     }
 
     /// Snapshots the journal still refers to (everything else in staging is debris).
     public var stagedPaths: Set<String> {
         condition.lock()
         defer { condition.unlock() }
-        let jobs = Array(queued.values) + Array(inFlight.values) + failures.values.map(\.0)
+        let jobs = saves.all
         return Set(jobs.map(\.stagedPath) + jobs.compactMap(\.predecessor?.stagedPath))
     }
 
@@ -40,14 +34,14 @@ extension Uploader {
     public func replacedByOwnUpload(_ version: String, of identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return lastUploaded[identifier]?.base == version
+        return saves.lastUploaded[identifier]?.base == version
     }
 
     /// True when `identifier` is a new file's local identifier whose create has finished.
     public func isRetiredCreation(_ identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        return retiredCreations[identifier] != nil
+        return identities.created(identifier) != nil
     }
 
     /// The item's newest save and whether it is still to be sent, read without `condition`
@@ -68,9 +62,9 @@ extension Uploader {
     var busyItems: Set<ItemIdentifier> {
         condition.lock()
         defer { condition.unlock() }
-        var items = Set(queued.keys).union(inFlight.keys).union(failures.keys).union(renames.keys).union(renamesInFlight.keys)
-        items.formUnion(operations.map(\.identifier))
-        if let operationInFlight { items.insert(operationInFlight.identifier) }
+        var items = Set(saves.queued.keys).union(saves.inFlight.keys).union(saves.failures.keys)
+        items.formUnion(renames.all.map(\.identifier))
+        items.formUnion(operations.all.map(\.identifier))
         return items
     }
 
@@ -79,11 +73,10 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         return ItemSyncState(
-            hasPendingSave: queued[identifier] != nil || inFlight[identifier] != nil,
-            isUploading: inFlight[identifier] != nil,
-            hasFailed: failures[identifier] != nil && queued[identifier] == nil,
-            hasPendingRename: renames[identifier] != nil || renamesInFlight[identifier] != nil
-                || operationInFlight?.identifier == identifier || operations.contains { $0.identifier == identifier },
+            hasPendingSave: saves.isPending(identifier),
+            isUploading: saves.inFlight[identifier] != nil,
+            hasFailed: saves.failures[identifier] != nil && saves.queued[identifier] == nil,
+            hasPendingRename: renames.isPending(identifier) || operations.isPending(identifier),
             mayBeOnServer: mayBeOnServerLocked(identifier))
     }
 
@@ -94,21 +87,14 @@ extension Uploader {
         condition.lock()
         defer { condition.unlock() }
         let now = clock.now
-        if let identifier {
-            queued[identifier]?.notBefore = now
-            renames[identifier]?.notBefore = now
-        } else {
-            for key in queued.keys { queued[key]!.notBefore = now }
-            for key in renames.keys { renames[key]!.notBefore = now }
-        }
+        saves.makeDue(at: now, only: identifier)
+        renames.makeDue(at: now, only: identifier)
         condition.broadcast()
         while true {
             let busy = identifier.map { identifier in
-                queued[identifier] != nil || inFlight[identifier] != nil || reporting[identifier] != nil
-                    || renames[identifier] != nil || renamesInFlight[identifier] != nil
-                    || operationInFlight?.identifier == identifier || operations.contains { $0.identifier == identifier }
-            } ?? (!queued.isEmpty || !inFlight.isEmpty || !reporting.isEmpty || !renames.isEmpty || !renamesInFlight.isEmpty
-                  || !operations.isEmpty || operationInFlight != nil)
+                saves.isPending(identifier) || reporting[identifier] != nil || renames.isPending(identifier)
+                    || operations.isPending(identifier)
+            } ?? (!saves.isIdle || !reporting.isEmpty || !renames.isIdle || !operations.isIdle)
             if !busy { return true }
             settleWaiters += 1
             let woken = condition.wait(until: deadline)
@@ -120,17 +106,17 @@ extension Uploader {
     public var status: Status {
         condition.lock()
         defer { condition.unlock() }
-        let progress = inFlight.values.sorted { $0.name < $1.name }.map { job in
-            Status.Progress(name: job.name, sent: min(sent[job.identifier]?.sent ?? 0, job.size), total: job.size)
+        let progress = saves.inFlight.values.sorted { $0.name < $1.name }.map { job in
+            Status.Progress(name: job.name, sent: min(saves.progress[job.identifier]?.sent ?? 0, job.size), total: job.size)
         }
-        var status = Status(pending: queued.count + inFlight.count + renames.count + renamesInFlight.count
-                                + operations.count + (operationInFlight == nil ? 0 : 1),
-                            uploading: inFlight.values.map(\.name).sorted(), progress: progress,
-                            failed: failures.values.map { Status.Failure(name: $0.0.name, reason: $0.1) },
-                            conflicts: conflicts, signInRequired: signInRequired)
-        status.notApplied = operationsNotApplied
-        status.remade = remadeFolders
-        status.rescued = rescues
+        var status = Status(pending: saves.queued.count + saves.inFlight.count + renames.all.count + operations.count,
+                            uploading: saves.inFlight.values.map(\.name).sorted(), progress: progress,
+                            failed: saves.failures.values.map { Status.Failure(name: $0.job.name, reason: $0.reason) },
+                            conflicts: records.conflicts, signInRequired: records.signInRequired)
+        status.notApplied = records.notApplied
+        status.remade = records.remadeFolders
+        status.rescued = records.rescues
+        status.journalProblem = journalProblemLocked
         return status
     }
 }
