@@ -15,8 +15,19 @@ import SitefsStore
 final class UploadJournal: Sendable {
     private let queue: DatabaseQueue
 
+    /// Throws `JournalUnwritable` when the journal cannot be opened and written (a
+    /// read-only file or filesystem, a full disk): a mount whose every save would fail must
+    /// not start.
     init(path: String) throws {
-        queue = try DurableDatabase.open(path)
+        do {
+            queue = try Self.openWritable(path)
+        } catch {
+            throw JournalUnwritable(path: path, underlying: error)
+        }
+    }
+
+    private static func openWritable(_ path: String) throws -> DatabaseQueue {
+        let queue = try DurableDatabase.open(path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: """
@@ -65,7 +76,25 @@ final class UploadJournal: Sendable {
                 ALTER TABLE operations ADD COLUMN folders TEXT;
                 """)
         }
+        migrator.registerMigration("v6: a table to prove the journal writable") { db in
+            try db.execute(sql: "CREATE TABLE probe (x INTEGER)")
+        }
         try migrator.migrate(queue)
+        // A journal can open and still refuse writes (a read-only file): proved writable here.
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO probe VALUES (1)")
+            try db.execute(sql: "DELETE FROM probe")
+        }
+        return queue
+    }
+
+    /// The journal at `path` cannot be written.
+    struct JournalUnwritable: Error, CustomStringConvertible {
+        let path: String
+        let underlying: any Error
+        var description: String {
+            "the upload journal \(path) cannot be opened for writing (\(underlying)); saves could not be kept safe"
+        }
     }
 
     /// A delete about to go to the server (durable when this returns). A run that dies after

@@ -1,0 +1,254 @@
+import Foundation
+import SitefsAPI
+import SitefsProvider
+import SitefsTestSupport
+@testable import SitefsSync
+import Testing
+
+/// The uploader's state types on their own: each invariant written on a type is checked
+/// here, without threads, a journal or a server.
+private let site = "Harbour"
+private func file(_ id: String) -> ItemIdentifier { ItemIdentifier(site: site, id: id) }
+private func save(_ id: String, _ snapshot: String, base: String? = "v1") -> SaveJob {
+    SaveJob(identifier: file(id), name: id + ".txt", parent: .site(site), stagedPath: snapshot, size: 1,
+            baseVersion: base, modified: nil)
+}
+private let now = ContinuousClock.now
+
+@Suite struct SaveQueueTests {
+    @Test func aNewerSaveReplacesTheQueuedOneKeepsItsPlaceAndReleasesItsSnapshot() {
+        var queue = SaveQueue()
+        #expect(queue.enqueue(save("a", "/s/a1"), due: now).isEmpty)
+        #expect(queue.enqueue(save("b", "/s/b1"), due: now).isEmpty)
+        #expect(queue.enqueue(save("a", "/s/a2"), due: now) == ["/s/a1"])
+        #expect(queue.order == [file("a"), file("b")])
+        #expect(Set(queue.order) == Set(queue.queued.keys))
+        #expect(queue.takeDue(at: now, holdingCreations: false)?.stagedPath == "/s/a2")
+    }
+
+    @Test func aResumedSaveIsKeptAsThePredecessorOfTheOneThatReplacesIt() {
+        var queue = SaveQueue()
+        _ = queue.enqueue(save("a", "/s/a1"), due: now, resuming: true)
+        #expect(queue.enqueue(save("a", "/s/a2"), due: now).isEmpty, "the resumed snapshot was released")
+        #expect(queue.queued[file("a")]?.predecessor?.stagedPath == "/s/a1")
+        // A third save keeps the same predecessor and releases the second.
+        #expect(queue.enqueue(save("a", "/s/a3"), due: now) == ["/s/a2"])
+        #expect(queue.queued[file("a")]?.predecessor?.stagedPath == "/s/a1")
+    }
+
+    @Test func queueingANewerSaveEndsTheFailure() {
+        var queue = SaveQueue()
+        queue.fail(save("a", "/s/a1"), reason: "refused")
+        #expect(queue.newest(of: file("a"))?.stagedPath == "/s/a1")
+        #expect(queue.enqueue(save("a", "/s/a2"), due: now) == ["/s/a1"])
+        #expect(queue.failures[file("a")] == nil && queue.queued[file("a")] != nil)
+    }
+
+    @Test func oneUploadPerFileAndNoCreatesWhileHeld() {
+        var queue = SaveQueue()
+        _ = queue.enqueue(save("a", "/s/a1"), due: now)
+        let first = queue.takeDue(at: now, holdingCreations: false)!
+        queue.beginUpload(first)
+        _ = queue.enqueue(save("a", "/s/a2"), due: now)
+        #expect(queue.takeDue(at: now, holdingCreations: false) == nil, "a second upload of a file in flight")
+        let local = ItemIdentifier.local(in: site)
+        _ = queue.enqueue(SaveJob(identifier: local, name: "n.txt", parent: .site(site), stagedPath: "/s/n", size: 1,
+                                  baseVersion: nil, modified: nil), due: now)
+        #expect(queue.takeDue(at: now, holdingCreations: true) == nil, "a create went while held")
+        #expect(queue.takeDue(at: now, holdingCreations: false)?.identifier == local)
+        queue.endUpload(file("a"))
+        #expect(queue.progress.isEmpty && queue.inFlight.isEmpty)
+        #expect(queue.takeDue(at: now, holdingCreations: false)?.stagedPath == "/s/a2")
+    }
+
+    @Test func aSaveIsNotDueBeforeItsTimeAndTheEarliestIsKnown() {
+        var queue = SaveQueue()
+        _ = queue.enqueue(save("a", "/s/a1"), due: now + .seconds(2))
+        _ = queue.enqueue(save("b", "/s/b1"), due: now + .seconds(1))
+        #expect(queue.takeDue(at: now, holdingCreations: false) == nil)
+        #expect(queue.earliestDue(after: now) == now + .seconds(1))
+        queue.makeDue(at: now, only: file("a"))
+        #expect(queue.takeDue(at: now, holdingCreations: false)?.identifier == file("a"))
+    }
+
+    @Test func aSaveBasedOnWhatOurOwnUploadReplacedIsRebased() {
+        var queue = SaveQueue()
+        queue.lastUploaded[file("a")] = (base: "v1", result: "v2")
+        _ = queue.enqueue(save("a", "/s/a1", base: "v1"), due: now)
+        #expect(queue.queued[file("a")]?.baseVersion == "v2")
+    }
+
+    @Test func aLateModificationTimeIsKeptOnlyForAnUploadInFlight() {
+        var queue = SaveQueue()
+        let time = Timestamp(microsecondsSinceEpoch: 1_000_000)
+        let keptWithoutUpload = queue.setLateModified(time, for: file("a"))
+        #expect(!keptWithoutUpload)
+        _ = queue.enqueue(save("a", "/s/a1"), due: now)
+        queue.beginUpload(queue.takeDue(at: now, holdingCreations: false)!)
+        let kept = queue.setLateModified(time, for: file("a"))
+        #expect(kept)
+        queue.endUpload(file("a"))
+        let late = queue.takeLateModified(file("a"))
+        #expect(late == nil, "a time outlived its upload")
+    }
+}
+
+@Suite struct RenameQueueTests {
+    private func rename(_ id: String, to name: String, serverName: String) -> Uploader.RenameJob {
+        Uploader.RenameJob(identifier: file(id), name: name, parent: .site(site), serverName: serverName, serverParent: .site(site))
+    }
+
+    @Test func aNewerRenameStartsFromWhereTheServerHasTheFile() {
+        var queue = RenameQueue()
+        queue.put(rename("a", to: "b.txt", serverName: "a.txt"))
+        let again = queue.startingFromServer(rename("a", to: "c.txt", serverName: "b.txt"))
+        #expect(again.serverName == "a.txt", "the server still has it as a.txt")
+        queue.put(again)
+        #expect(queue.order == [file("a")] && queue.all.count == 1)
+    }
+
+    @Test func renamesGoOneAtATimeInOrder() {
+        var queue = RenameQueue()
+        queue.put(rename("a", to: "a2", serverName: "a"))
+        queue.put(rename("b", to: "b2", serverName: "b"))
+        let first = queue.next!
+        #expect(first.identifier == file("a"))
+        queue.begin(first)
+        #expect(queue.next == nil, "a second rename while one is in flight")
+        #expect(queue.startingFromServer(rename("a", to: "a3", serverName: "?")).serverName == "a2")
+        let follower = queue.end(file("a"), serverItem: nil)
+        #expect(follower == nil)
+        #expect(queue.next?.identifier == file("b"))
+    }
+
+    @Test func aFollowerStartsFromWhatTheServerAnswered() {
+        var queue = RenameQueue()
+        queue.put(rename("a", to: "a2", serverName: "a"))
+        queue.begin(queue.next!)
+        queue.put(rename("a", to: "a3", serverName: "a2"))
+        let answered = InMemoryBackend.item(file("a"), parent: .site(site), name: "a2 (conflict)", kind: .file, readOnly: false)
+        let follower = queue.end(file("a"), serverItem: answered)
+        #expect(follower?.serverName == "a2 (conflict)")
+    }
+
+    @Test func retargetingMovesQueuedRenamesOutOfALocalFolder() {
+        var queue = RenameQueue()
+        let local = ItemIdentifier.local(in: site)
+        queue.put(Uploader.RenameJob(identifier: file("a"), name: "a", parent: local, serverName: "a", serverParent: .site(site)))
+        let changed = queue.retarget(from: local, to: file("folder"))
+        #expect(changed.map(\.parent) == [file("folder")] && queue.pending(of: file("a"))?.parent == file("folder"))
+    }
+}
+
+@Suite struct OperationQueueTests {
+    private func mkdir(_ sequence: Int64, _ local: ItemIdentifier) -> NamespaceOperation {
+        var operation = NamespaceOperation(kind: .makeFolder, identifier: local, name: "F\(sequence)", parent: .site(site),
+                                           baseVersion: nil, folders: nil)
+        operation.sequence = sequence
+        return operation
+    }
+
+    @Test func operationsGoOneAtATimeAndOneFromOfflineGoesBackToTheHead() {
+        let first = ItemIdentifier.local(in: site), second = ItemIdentifier.local(in: site)
+        var queue = OperationQueue(resuming: [mkdir(1, first)], lastSequence: 1)
+        queue.append(mkdir(2, second))
+        #expect(queue.lastSequence == 2)
+        let sending = queue.next(at: .now)!
+        queue.begin(sending)
+        #expect(queue.next(at: .now) == nil, "a second operation while one is in flight")
+        #expect(queue.isPending(upTo: 1) && queue.isPending(first))
+        queue.putBack(sending)
+        #expect(queue.queued.map(\.sequence) == [1, 2])
+        #expect(queue.queuedMakeFolder(second) == 1)
+    }
+
+    @Test func lastSequenceNeverGoesBack() {
+        let queue = OperationQueue(resuming: [], lastSequence: 7)
+        #expect(queue.lastSequence == 7, "a rename queued now would go before operations made earlier")
+    }
+}
+
+@Suite struct DeletionRecordsTests {
+    @Test func aJournaledDeleteIsOneBeingSent() {
+        var deletions = DeletionRecords()
+        deletions.markJournaled(file("a"))
+        #expect(deletions.journaled.isEmpty, "journaled without being sent")
+        deletions.begin(file("a"), journaled: false)
+        #expect(deletions.needsJournaling(file("a")) && deletions.isDeletedHere(file("a")))
+        deletions.markJournaled(file("a"))
+        #expect(!deletions.needsJournaling(file("a")))
+        let wasJournaled = deletions.end(file("a"))
+        #expect(wasJournaled, "the journal row would be left behind")
+        #expect(!deletions.isDeletedHere(file("a")) && deletions.journaled.isSubset(of: deletions.sending))
+    }
+
+    @Test func aCancelledUploadIsTakenOnceAndADeleteFromBeforeARestartSettlesOnce() {
+        var deletions = DeletionRecords()
+        deletions.cancelInFlight(file("a"))
+        #expect(deletions.isDeletedHere(file("a")))
+        let taken = deletions.takeCancelled(file("a"))
+        let takenAgain = deletions.takeCancelled(file("a"))
+        #expect(taken && !takenAgain)
+        deletions.resumeFromBeforeRestart(file("b"))
+        #expect(deletions.isDeletedHere(file("b")))
+        let settled = deletions.settleBeforeRestart(file("b"))
+        let settledAgain = deletions.settleBeforeRestart(file("b"))
+        #expect(settled && !settledAgain)
+    }
+}
+
+@Suite struct LocalIdentitiesTests {
+    @Test func aLocalFolderIsWaitingThenReadyOrAbandoned() {
+        var identities = LocalIdentities(kept: .seconds(600))
+        let made = ItemIdentifier.local(in: site), dropped = ItemIdentifier.local(in: site)
+        guard case .waiting = identities.folder(made, mkdirPending: true) else { Issue.record("not waiting"); return }
+        guard case .abandoned = identities.folder(made, mkdirPending: false) else { Issue.record("not abandoned"); return }
+        identities.folderMade(made, as: file("server"))
+        guard case .ready(let server) = identities.folder(made, mkdirPending: false) else { Issue.record("not ready"); return }
+        #expect(server == file("server"))
+        identities.abandonFolder(dropped)
+        guard case .abandoned = identities.folder(dropped, mkdirPending: true) else { Issue.record("abandoned folder waits"); return }
+        guard case .ready(let same) = identities.folder(file("x"), mkdirPending: false) else { Issue.record(); return }
+        #expect(same == file("x"), "a server folder resolves to itself")
+    }
+
+    @Test func aRetiredCreationIsRememberedForTheTimeKeptOnly() {
+        var identities = LocalIdentities(kept: .seconds(10))
+        let first = ItemIdentifier.local(in: site), second = ItemIdentifier.local(in: site)
+        identities.retire(first, as: (file("s1"), "v1"), at: now)
+        #expect(identities.created(first)?.identifier == file("s1"))
+        identities.retire(second, as: (file("s2"), "v1"), at: now + .seconds(11))
+        #expect(identities.created(first) == nil, "kept past its time")
+        #expect(identities.created(second)?.version == "v1")
+    }
+}
+
+@Suite struct UnwrittenJournalTests {
+    @Test func aLaterWriteToARowSupersedesTheOwedOne() {
+        var unwritten = UnwrittenJournal()
+        unwritten.owe(.dropRename(file("a")), keepSnapshot: false, retryAt: now)
+        unwritten.owe(.clearDelete(file("b")), keepSnapshot: false, retryAt: now)
+        let rename = Uploader.RenameJob(identifier: file("a"), name: "x", parent: .site(site), serverName: "a", serverParent: .site(site))
+        unwritten.owe(.putRename(rename), keepSnapshot: false, retryAt: now)
+        #expect(unwritten.count == 2, "two writes owed for one row")
+        guard case .putRename = unwritten.pending[0].write else { Issue.record("the newest write of the row is not the one owed"); return }
+        unwritten.written(.rename(file("a")))
+        unwritten.written(.delete(file("b")))
+        #expect(unwritten.count == 0 && unwritten.retryAt == nil)
+    }
+
+    @Test func troubleStartsOnceAndEndsOnlyWhenNothingIsOwed() {
+        var unwritten = UnwrittenJournal()
+        let healthyWithoutTrouble = unwritten.healthy()
+        #expect(!healthyWithoutTrouble)
+        let starts = unwritten.failed("disk full")
+        let startsAgain = unwritten.failed("disk full")
+        #expect(starts && !startsAgain)
+        unwritten.owe(.dropSave(stagedPath: "/s/a"), keepSnapshot: false, retryAt: now)
+        let healthyWhileOwed = unwritten.healthy()
+        #expect(!healthyWhileOwed, "healthy while a write is owed")
+        unwritten.written(.save("/s/a"))
+        let healthy = unwritten.healthy()
+        #expect(healthy && unwritten.trouble == nil)
+    }
+}
