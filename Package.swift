@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
-// The sitefs package: the `sitefs` mount daemon (coming) and `sitefs-server`, the
-// reference document server it is developed and tested against.
+// The sitefs package: the `sitefs` mount daemon and `sitefs-server`, the reference
+// document server it is developed and tested against.
 import PackageDescription
 
 let package = Package(
@@ -55,7 +55,8 @@ let package = Package(
         // libvips, with typed wrappers for its variadic calls: the server's thumbnails (images,
         // PDFs, office documents' own pictures). Linked by the server only, never the client.
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (the backend is coming).
+        // WebDAV (RFC 4918) as sitefs reads it: multistatus parsing, hrefs (SitefsWebDAVBackend
+        // is the backend built on it).
         .target(name: "SitefsWebDAV", dependencies: ["CLibXML2"], exclude: ["README.md"]),
         // A WebDAV server as a DocumentBackend, over the HTTP client: stable identities for
         // path-named items (GRDB), listings streamed into pages, conditional PUT, MOVE.
@@ -115,7 +116,7 @@ let package = Package(
             name: "SitefsFUSE",
             dependencies: ["CFuse", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        // The `sitefs` executable: login, mount (the daemon), unmount, status, sync.
+        // The `sitefs` executable: login, mount (the daemon), unmount, status, sync, pin, evict.
         .executableTarget(
             name: "SitefsClientCLI",
             dependencies: [
