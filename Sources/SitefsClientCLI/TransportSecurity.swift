@@ -15,7 +15,7 @@ struct TransportOptions: ParsableArguments {
 
 /// Plain http is for this machine only (the demo, a test server, a tunnel): to any other
 /// host it would carry the password and the documents in clear, so it is refused unless the
-/// user says otherwise, and then warned about (issue 17).
+/// user says otherwise, and then warned about.
 enum TransportSecurity {
     static func check(_ server: String, allowInsecureHTTP: Bool) throws {
         guard let url = URL(string: server), let scheme = url.scheme?.lowercased() else {

@@ -4,7 +4,7 @@ import Logging
 /// on: control characters (newlines, carriage returns, escape sequences that drive a
 /// terminal), DEL, C1 controls and Unicode's line and paragraph separators. Names, ids and
 /// reasons in messages come from servers and clients nobody here controls: a file named
-/// "a\nERROR ..." must stay one line that says what it is (issue 17). Both executables
+/// "a\nERROR ..." must stay one line that says what it is. Both executables
 /// install it over their stream handler, so no call site has to remember.
 public struct EscapingLogHandler: LogHandler {
     private var base: any LogHandler

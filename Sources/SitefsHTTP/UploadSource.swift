@@ -12,7 +12,7 @@ import Foundation
 /// are staged snapshots, already fsynced, so their pages are clean and go at once. The
 /// advice drops only clean pages; a resend, or a program still reading the open copy,
 /// reads from disk. On the bench VM, where memory not used lately is slow to touch, the
-/// server's writes of a 64 MiB upload then reuse these pages: see the README.
+/// server's writes of a 64 MiB upload then reuse these pages: see docs/benchmarking.md.
 final class UploadSource {
     private enum Storage {
         case bytes([UInt8])

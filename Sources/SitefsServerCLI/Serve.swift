@@ -23,8 +23,8 @@ struct Serve: AsyncParsableCommand {
     var tlsCertificate: String?
     @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
 
-    /// A token lifetime of 0 or less made sessions that never worked; 10^14 seconds
-    /// overflowed the expiry at the first sign-in and crashed the server (issue 17).
+    /// A token lifetime of 0 or less would make sessions that never work, and a huge one
+    /// (10^14 seconds) would overflow the expiry computed at sign-in: both are refused.
     static let tokenLifetimes: ClosedRange<Int64> = 60...(10 * 365 * 24 * 3600)
     static let uploadLimits: ClosedRange<Int64> = 1...(1 << 50)
 

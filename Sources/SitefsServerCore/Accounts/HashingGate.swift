@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// Runs password hashing (PBKDF2, a deliberate tenth of a second of CPU) on threads of its
-/// own, at most `slots` at a time, never on the threads that serve requests: 16 concurrent
-/// sign-ins once took other users' `GET /v1/sites` from 3 ms to 4.5 s (issue 17). Callers
+/// own, at most `slots` at a time, never on the threads that serve requests: hashed there,
+/// 16 concurrent sign-ins take other users' `GET /v1/sites` from 3 ms to 4.5 s. Callers
 /// beyond `slots` wait their turn without holding a thread; beyond `maximumWaiting` they are
 /// told to come back (503 with `Retry-After`).
 public final class HashingGate: Sendable {

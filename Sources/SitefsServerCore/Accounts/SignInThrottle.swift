@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// Failed sign-ins, counted per user name and per client address, so that guessing
-/// passwords is slow (issue 17: 200 wrong passwords went through at 8 per second).
+/// passwords is slow: the deliberate cost of hashing alone still lets a client try several
+/// passwords a second.
 ///
 /// The first `freeFailures` failures cost nothing; after that each attempt for the same user
 /// (or from the same address) must wait twice as long as the one before, up to

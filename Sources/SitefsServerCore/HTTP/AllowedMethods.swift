@@ -1,7 +1,7 @@
 import Hummingbird
 
 /// The methods each path of API v1 answers, for `405 Method Not Allowed` with `Allow` when a
-/// known path is asked with another one (it was a `404 no such endpoint`, which said the
+/// known path is asked with another one (not `404 no such endpoint`, which would say the
 /// path does not exist). Kept beside `DocumentServer.router`, which registers the same
 /// routes; `MethodNotAllowedTests` checks the two agree.
 enum AllowedMethods {

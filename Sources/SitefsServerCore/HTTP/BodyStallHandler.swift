@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTPTypes
 
 /// Closes a connection whose request body stops arriving: from a request's head to its end,
-/// each part must follow the one before within `timeout`. Half-sent bodies otherwise held a
-/// connection (and its descriptor) forever (issue 17). Idle connections and request heads
+/// each part must follow the one before within `timeout`. Otherwise a half-sent body holds a
+/// connection (and its descriptor) forever. Idle connections and request heads
 /// still arriving are Hummingbird's idle timeout's business: no request is under way then.
 ///
 /// Lives on the connection's event loop, like every channel handler: no locks.

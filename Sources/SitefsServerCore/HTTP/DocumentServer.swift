@@ -48,8 +48,9 @@ public enum DocumentServer {
     ) throws -> some ApplicationProtocol {
         let host = configuration.host
         let timeout = configuration.connectionTimeout
-        // Slow and idle connections are closed, and their number is capped (issue 17: 600 idle
-        // connections under a 512-descriptor limit made sign-in time out).
+        // Slow and idle connections are closed, and their number is capped: otherwise idle
+        // connections can use up the descriptor limit (600 of them under a limit of 512 do)
+        // and sign-in times out.
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [BodyStallHandler(timeout: timeout)],
                                                idleTimeout: TimeAmount(timeout))
         var server = HTTPServerBuilder.http1(configuration: http1)

@@ -6,7 +6,7 @@ import SitefsCrypto
 ///
 /// A cursor holds a position in a sequence the whole server shares (the change feed's
 /// sequence, items' list order): in the clear, a user polling the change feed could watch
-/// how much happens in sites they cannot see (issue 17). So a cursor is the position sealed
+/// how much happens in sites they cannot see. So a cursor is the position sealed
 /// with AES-GCM under a key of the server's, with the caller's identity as authenticated
 /// data: it reveals nothing, cannot be forged or altered, and one user's cursor is refused
 /// for another (400 bad_cursor), as is a cursor of one listing given to another. The key

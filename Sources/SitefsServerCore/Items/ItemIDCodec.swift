@@ -3,11 +3,11 @@ import SitefsCrypto
 /// API item ids: a row id through a keyed permutation (`OpaqueNumber`), so an id reveals
 /// nothing.
 ///
-/// Row ids are one counter for the whole server. In the clear (as they were until issue
-/// 17), a user who created a file could tell from its id how many items had been made
-/// since, in sites they cannot see. An API id is 22 base64url characters that show no
-/// number and no order; an id the server did not hand out is simply not found (404),
-/// like an id of a site the caller was not granted.
+/// Row ids are one counter for the whole server. In the clear, a user who created a file
+/// could tell from its id how many items had been made since, in sites they cannot see.
+/// An API id is 22 base64url characters that show no number and no order; an id the
+/// server did not hand out is simply not found (404), like an id of a site the caller was
+/// not granted.
 ///
 /// Ids are the same for every user: they name the item, so a link or a log line means the
 /// same to everyone who may see it. Per-user ids would hide nothing more, since an id

@@ -96,9 +96,9 @@ final class PostgresSession: @unchecked Sendable {
 
     /// Waits on this worker thread for `future`, at most `limit`, and no longer than
     /// `connection` stays open. The library's own `wait()` has no deadline, and a statement
-    /// in flight when PostgreSQL was stopped (`-m immediate`, under load) was seen never to
-    /// complete although its connection had closed: a worker blocked for good, and a server
-    /// that could not shut down.
+    /// in flight when PostgreSQL is stopped (`-m immediate`, under load) may never complete
+    /// although its connection has closed: without this, a worker would block for good and
+    /// the server could not shut down.
     @discardableResult
     static func bounded<T>(_ future: EventLoopFuture<T>, within limit: Duration, doing what: String,
                            on connection: PostgresConnection? = nil) throws -> T {
