@@ -116,7 +116,8 @@ let package = Package(
             name: "SitefsFUSE",
             dependencies: ["CFuse", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
-        // The `sitefs` executable: login, mount (the daemon), unmount, status, sync, pin, evict.
+        // The `sitefs` executable: login, logout, mount (the daemon), unmount, status, sync,
+        // retry, pin, unpin, evict.
         .executableTarget(
             name: "SitefsClientCLI",
             dependencies: [

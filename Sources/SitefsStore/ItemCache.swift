@@ -66,8 +66,9 @@ public final class ItemCache: Sendable {
         // Warm start after a clean unmount: what the last mount knew counts as fresh; the
         // change feed, resumed from the saved cursor, brings it up to date. After a kill it is
         // loaded as stale: asked of the server on first use, and used as it is only while
-        // the server cannot be reached (see MetadataDatabase.lastRunEndedCleanly). The soak
-        // caught a new file made under a name the server's file had just been renamed to.
+        // the server cannot be reached (see MetadataDatabase.lastRunEndedCleanly): trusted as
+        // fresh after a kill, it would let a new file be made under a name the server's file
+        // had just been renamed to.
         let fetchedAt = persistence.lastRunEndedCleanly ? clock.now : clock.now - maxAge - .seconds(1)
         let items = persistence.loadItems()
         let listings = persistence.loadListings()
