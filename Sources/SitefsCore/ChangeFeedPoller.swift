@@ -188,7 +188,7 @@ final class ChangeFeedPoller: @unchecked Sendable {
         refresh(overtaken, in: filesystem, invalidating: &invalidations)
         // Pinned files changed or added on the server are downloaded again (the keeper skips
         // what is current, so a change elsewhere costs a walk of the cache).
-        if !changes.isEmpty, !filesystem.sync.pins.isEmpty { filesystem.keeper.request() }
+        if !changes.isEmpty, !filesystem.sync.pins.pinned.isEmpty { filesystem.keeper.request() }
         guard let invalidator = filesystem.invalidator.withLock({ $0 }) else { return }
         for (parent, name) in invalidations.entries { invalidator.invalidateEntry(parent: parent, name: FileName(name)) }
         for (inode, contentChanged) in invalidations.inodes {
@@ -232,22 +232,12 @@ final class ChangeFeedPoller: @unchecked Sendable {
                        invalidating invalidations: inout Invalidations) -> Bool {
         let cache = filesystem.cache
         let table = filesystem.inodes
-        // Removed here, the removal still queued: it stays out of sight until that is settled.
-        if filesystem.sync.isRemovedHere(serverItem.identifier) { return true }
-        let item = filesystem.sync.view(serverItem)  // renames not sent yet still show
-        let known = cache.item(item.identifier)
-        // A new file of that name is being created here: this is that create (its outcome
-        // brings the item in) or a file it will not overwrite (see SyncEngine.complete).
-        // Listing it now would show the name twice.
-        if known == nil, let parent = item.parent, filesystem.sync.createdItem(named: item.name, in: parent) != nil {
-            return true
-        }
-        // A report older than our own upload's answer (the feed lags): the version it names
-        // is the one that upload replaced. Opening the file would fetch it.
-        if let known, known.version != item.version,
-           filesystem.sync.isSupersededByOwnUpload(item.version, of: item.identifier) {
-            return true
-        }
+        // As the mount shows it (renames not sent yet still show); nil when the mount must
+        // not show it now: removed here, the removal still queued; the create of a new file
+        // of that name here; a version this mount's own upload replaced (see
+        // `SyncEngine.view(report:known:)`).
+        let known = cache.item(serverItem.identifier)
+        guard let item = filesystem.sync.view(report: serverItem, known: known) else { return true }
         guard case .stored(let previous, let moved) = cache.upsert(item, asOf: read) else { return false }
         if let moved, let parent = table.existingInode(for: moved.parent) {
             invalidations.entries.append((parent, moved.name))

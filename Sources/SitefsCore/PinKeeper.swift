@@ -108,7 +108,7 @@ final class PinKeeper: @unchecked Sendable {
     private func pass() {
         guard let filesystem else { return }
         filesystem.releaseUnpinnedCopies()
-        guard !filesystem.sync.pins.isEmpty else {
+        guard !filesystem.sync.pins.pinned.isEmpty else {
             publish { $0 = PinStatus() }
             return
         }
@@ -125,7 +125,7 @@ final class PinKeeper: @unchecked Sendable {
         var budgetUsed: Int64 = 0
         var overBudget = 0
         publish { status in
-            status.pinned = filesystem.sync.pins.pins.map(filesystem.displayPath(of:)).sorted()
+            status.pinned = filesystem.sync.pins.pinned.map(filesystem.displayPath(of:)).sorted()
             status.files = set.files.count
             status.bytes = set.bytes
             status.problem = nil
@@ -168,7 +168,7 @@ final class PinKeeper: @unchecked Sendable {
     /// with If-None-Match) through the same path an open takes, then recorded.
     private func keep(_ item: ProviderItem, in filesystem: SitefsFilesystem) -> Kept {
         let identifier = item.identifier
-        if filesystem.sync.shownSave(of: identifier) != nil { return .current }  // the local edit is the content
+        if filesystem.sync.state(of: identifier, reading: .shown).shownSave != nil { return .current }  // the local edit is the content
         if let copy = filesystem.copies.withLock({ $0[identifier] }) {
             copy.condition.lock()
             var ready = false
@@ -183,7 +183,7 @@ final class PinKeeper: @unchecked Sendable {
         if filesystem.isOffline { return .failed(.networkUnreachable) }
         // About to be replaced: the old record goes first, so a crash cannot leave it naming
         // the new bytes.
-        try? filesystem.sync.pins.forgetKept(identifier)
+        try? filesystem.sync.changePins(.forgetKept(identifier))
         publish { $0.downloading = filesystem.displayPath(of: identifier) }
         let copy: LocalCopy
         do {

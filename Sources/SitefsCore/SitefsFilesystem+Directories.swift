@@ -31,7 +31,7 @@ extension SitefsFilesystem {
         // So does a folder with changes made here that the server does not have yet.
         // And a folder made here (the server does not have it yet).
         // Offline, what was listed before serves, however old (as `listing(of:)` does).
-        if let folder, !folder.isLocal, !sync.changesListing(of: folder) {
+        if let folder, !folder.isLocal, !sync.state(of: folder, reading: .namespace).changesListing {
             cached = cache.listing(of: folder) ?? (isOffline ? cache.listing(of: folder, ignoringAge: true) : nil)
         } else {
             cached = try listing(of: folder)

@@ -40,9 +40,9 @@ extension SitefsFilesystem {
             .map { (copy: $0, bytes: Self.diskUsage($0.path)) }
 
         // Unpinned first: the item's own pin and, for a folder, every pin inside it.
-        let pinsInside = sync.pins.pins.filter { $0 == target || isInside($0, target) }
+        let pinsInside = sync.pins.pinned.filter { $0 == target || isInside($0, target) }
         for pin in pinsInside {
-            do { try sync.pins.unpin(pin) } catch { throw PinRefusal(.ioError, "the pin on \(displayPath(of: pin)) cannot be removed: \(error)") }
+            do { try sync.changePins(.unpin(pin)) } catch { throw PinRefusal(.ioError, "the pin on \(displayPath(of: pin)) cannot be removed: \(error)") }
         }
         var answer = EvictAnswer(path: path, unpinned: pinsInside.map(displayPath(of:)).sorted())
         if !pinsInside.isEmpty {
@@ -73,7 +73,7 @@ extension SitefsFilesystem {
     /// Why a copy must stay, or nil when it may go.
     private func keepReason(_ copy: LocalCopy) -> String? {
         if copy.identifier.isLocal { return "only on this device: not on the server yet" }
-        let state = sync.state(of: copy.identifier)
+        let state = sync.state(of: copy.identifier, reading: .queue)
         if state.hasFailed { return "its last save failed to upload (see `sitefs status`)" }
         if !state.isIdle { return "a save is not on the server yet" }
         copy.condition.lock()
@@ -86,11 +86,11 @@ extension SitefsFilesystem {
     /// Whether `identifier` is somewhere under the folder `ancestor` (as the mount knows
     /// its folders; bounded like every walk up).
     func isInside(_ identifier: ItemIdentifier, _ ancestor: ItemIdentifier) -> Bool {
-        var current = (sync.createdItem(identifier) ?? cache.item(identifier))?.parent
+        var current = knownItem(identifier)?.parent
         for _ in 0..<Self.maximumPinDepth {
             guard let here = current else { return false }
             if here == ancestor { return true }
-            current = (sync.createdItem(here) ?? cache.item(here))?.parent
+            current = knownItem(here)?.parent
         }
         return false
     }

@@ -84,10 +84,10 @@ extension SitefsFilesystem {
             case Self.settledStatusAttribute:
                 try checkController(context)
                 askWhetherTheServerIsBack()
-                _ = sync.settle(timeout: Self.settledStatusWait)
+                sync.settle(timeout: Self.settledStatusWait)
             case Self.syncControl:
                 try checkController(context)
-                sync.expedite()
+                sync.settle(timeout: .zero)  // due now, not waited for
                 askWhetherTheServerIsBack()
             case Self.retryControl:
                 try checkController(context)
@@ -166,7 +166,7 @@ extension SitefsFilesystem {
         }
         if inode == .root, name == Self.syncAttribute {
             try checkController(context)
-            sync.expedite()
+            sync.settle(timeout: .zero)  // due now, not waited for
             return
         }
         if name == Self.pinnedAttribute {
@@ -186,7 +186,7 @@ extension SitefsFilesystem {
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
         if name == Self.pinnedAttribute {
             try checkController(context)
-            guard sync.pins.isPinned(try identifier(of: inode)) else { throw .noData }  // not pinned itself
+            guard sync.pins.pinned.contains(try identifier(of: inode)) else { throw .noData }  // not pinned itself
             do throws(PinRefusal) {
                 _ = try unpin(inode)
             } catch {
@@ -220,7 +220,7 @@ extension SitefsFilesystem {
     /// machine). A pinned folder is downloaded once everything pinned is.
     func syncState(of item: ProviderItem) -> String {
         let identifier = item.identifier
-        let state = sync.state(of: identifier)
+        let state = sync.state(of: identifier, reading: .queue)
         if state.hasFailed { return "failed" }
         if state.isUploading { return "uploading" }
         if state.hasPendingSave || state.hasPendingRename { return "pending" }
@@ -239,7 +239,7 @@ extension SitefsFilesystem {
             let pins = keeper.status
             return pins.settled && pins.localFiles == pins.files ? "downloaded" : "downloading"
         }
-        return sync.pins.kept(identifier)?.version == item.version ? "downloaded" : "downloading"
+        return sync.pins.kept[identifier]?.version == item.version ? "downloaded" : "downloading"
     }
 
     /// What `sitefs status` shows.

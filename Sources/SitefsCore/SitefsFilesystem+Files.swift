@@ -42,7 +42,7 @@ extension SitefsFilesystem {
             return versions[item.identifier] == item.version
         }
         if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
-           sync.shownSave(of: item.identifier) == nil {
+           sync.state(of: item.identifier, reading: .shown).shownSave == nil {
             // Read-only and nothing local: ranged reads, pinned to this version; none for a
             // thumbnailer or indexer, which would download what a person only looked at.
             try refuseBackgroundReader(context, item)
@@ -76,13 +76,17 @@ extension SitefsFilesystem {
         let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: fileName,
                                 kind: .file, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
                                 version: "", capabilities: ProviderItem.localFileCapabilities)
-        sync.created(item)
+        do throws(SyncError) {
+            _ = try sync.apply(.createFile(item))
+        } catch {
+            throw errorNumber(for: error, "create \(fileName)")
+        }
         cache.upsert(item)
         let copy: LocalCopy
         do {
             copy = try materialize(item, truncate: true, writer: true)
         } catch {
-            sync.creationAbandoned(item.identifier)
+            sync.forget(item.identifier)
             cache.remove(item.identifier)
             throw error
         }
@@ -103,7 +107,7 @@ extension SitefsFilesystem {
         if writer {
             // A pinned copy about to change is no longer a server version: its record goes
             // first (durably), and comes back once the server has the save (PinKeeper).
-            do { try sync.pins.forgetKept(item.identifier) } catch {
+            do { try sync.changePins(.forgetKept(item.identifier)) } catch {
                 logger.error("pins: cannot update the record of \(item.name) before writing: \(error)")
                 throw .ioError
             }
@@ -159,7 +163,7 @@ extension SitefsFilesystem {
                          interruption: Cancellation) throws(Errno) {
         // Asked before the copy's lock: whether a clean copy may be revalidated (a save of it
         // still on its way means the copy is newer than the server).
-        let uploadPending = !isNew && !item.identifier.isLocal && !sync.state(of: item.identifier).isIdle
+        let uploadPending = !isNew && !item.identifier.isLocal && !sync.state(of: item.identifier, reading: .queue).isIdle
         copy.condition.lock()
         defer { copy.condition.unlock() }
         if isNew {
@@ -201,7 +205,7 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
-        if let pending = sync.shownSave(of: item.identifier)?.latest {
+        if let pending = sync.state(of: item.identifier, reading: .shown).shownSave?.latest {
             // A save the server does not have yet, whose copy went with a restart: that save
             // is the file's content, and a new save builds on the version it was based on.
             guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {
@@ -213,7 +217,7 @@ extension SitefsFilesystem {
             return .success((descriptor, item.identifier.isLocal ? "" : pending.baseVersion ?? item.version))
         }
         if item.identifier.isLocal {
-            guard sync.createdItem(item.identifier) != nil, item.size == 0 else {
+            guard sync.state(of: item.identifier, reading: .namespace).created != nil, item.size == 0 else {
                 // Its upload finished meanwhile: the caller retries with the server's item.
                 close(descriptor)
                 Glibc.unlink(path)
@@ -354,8 +358,7 @@ extension SitefsFilesystem {
         // the cache without it); its job must name where to create it. A server file the
         // change feed reported deleted while open is no longer cached: its name and folder as
         // the handle knew them let the upload create it again (no edit is lost).
-        let known = copy.identifier.isLocal ? sync.createdItem(copy.identifier) ?? cache.item(copy.identifier)
-                                            : cache.item(copy.identifier) ?? copy.knownItem
+        let known = copy.identifier.isLocal ? knownItem(copy.identifier) : cache.item(copy.identifier) ?? copy.knownItem
         if copy.identifier.isLocal, known?.parent == nil {
             copy.condition.unlock()
             logger.error("cannot save \(copy.identifier): the new file's folder is unknown")
@@ -394,7 +397,7 @@ extension SitefsFilesystem {
                 throw handle(error, "stage \(identifier)")
             }
             do {
-                try sync.saved(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
+                try sync.save(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
                                        parent: known?.parent, stagedPath: staged, size: size,
                                        baseVersion: baseVersion, modified: modified, folders: folders))
             } catch {
@@ -415,7 +418,7 @@ extension SitefsFilesystem {
         copy.pendingModified = nil
         // Deleted while staging: `forgetDeleted` marks the copy before it cancels the item's
         // uploads, so either it cancels this job or this sees the mark.
-        if copy.unlinked { sync.deleted(identifier) }
+        if copy.unlinked { sync.forget(identifier) }
     }
 
     public func release(_ inode: InodeNumber, handle: HandleID, flags: Int32) {
@@ -438,7 +441,7 @@ extension SitefsFilesystem {
         copies.withLock { copies in
             copy.condition.lock()
             defer { copy.condition.unlock() }
-            guard copy.handles == 0, !copy.dirty, !copy.saving, sync.state(of: copy.identifier).isIdle, copies[copy.identifier] === copy,
+            guard copy.handles == 0, !copy.dirty, !copy.saving, sync.state(of: copy.identifier, reading: .queue).isIdle, copies[copy.identifier] === copy,
                   !copy.identifier.isLocal || copy.unlinked,  // a file only here: the copy is its content
                   copy.unlinked || ignoringPins || isNotPinned(copy.identifier)  // kept on this device
             else { return }
@@ -510,7 +513,7 @@ extension SitefsFilesystem {
         // A pinned file's save reached the server: its copy holds a server version again (to
         // be recorded), or it has no copy (a save restored after a restart came from staging,
         // which is gone now) and must be downloaded. The keeper's next pass does either.
-        if !event.savedCopyCandidates.isEmpty, !sync.pins.isEmpty { keeper.request() }
+        if !event.savedCopyCandidates.isEmpty, !sync.pins.pinned.isEmpty { keeper.request() }
         // The journal has let go of what this event settled (a rename applied, a new file
         // made): the metadata cache on disk must show it now, not a batch later, or a daemon
         // killed in between and mounted again offline shows the old state (the old name, no
@@ -587,7 +590,7 @@ extension SitefsFilesystem {
             // it is applied after that upload (which would otherwise set the server's time).
             // A file only here keeps it on its copy until its first upload.
             let local = item.identifier.isLocal
-            let pending = copy.dirty || sync.modificationTimeSet(timestamp, of: item.identifier) || local
+            let pending = copy.dirty || sync.setModificationTime(timestamp, of: item.identifier) || local
             if copy.dirty || local { copy.pendingModified = timestamp }
             if pending {
                 var times = [timespec(tv_sec: Int(time.seconds), tv_nsec: Int(time.nanoseconds)),

@@ -43,13 +43,13 @@ extension SitefsFilesystem {
     }
 
     func pinning(of identifier: ItemIdentifier) -> Pinning {
-        let pins = sync.pins
-        guard !pins.isEmpty else { return .notPinned }
+        let pinned = sync.pins.pinned
+        guard !pinned.isEmpty else { return .notPinned }
         var current: ItemIdentifier? = identifier
         for _ in 0..<Self.maximumPinDepth {
             guard let here = current else { return .notPinned }  // reached a site
-            if pins.isPinned(here) { return .pinned(by: here) }
-            guard let item = here.isLocal ? sync.createdItem(here) ?? cache.item(here) : cache.item(here) else { return .unknown }
+            if pinned.contains(here) { return .pinned(by: here) }
+            guard let item = knownItem(here) else { return .unknown }
             current = item.parent
         }
         return .notPinned
@@ -75,7 +75,7 @@ extension SitefsFilesystem {
                                  + "over the cache budget (--cache-size) of \(ByteSize.format(limit))")
             }
         }
-        do { try sync.pins.pin(item.identifier) } catch {
+        do { try sync.changePins(.pin(item.identifier)) } catch {
             throw PinRefusal(.ioError, "the pin cannot be recorded: \(error)")
         }
         logger.info("pinned \(path)")
@@ -90,7 +90,7 @@ extension SitefsFilesystem {
         let identifier: ItemIdentifier
         do { identifier = try self.identifier(of: inode) } catch { throw PinRefusal(error, "the item is gone") }
         let path = displayPath(of: identifier)
-        do { try sync.pins.unpin(identifier) } catch { throw PinRefusal(.ioError, "the pin cannot be removed: \(error)") }
+        do { try sync.changePins(.unpin(identifier)) } catch { throw PinRefusal(.ioError, "the pin cannot be removed: \(error)") }
         logger.info("unpinned \(path)")
         releaseUnpinnedCopies()
         keeper.request()
@@ -100,9 +100,9 @@ extension SitefsFilesystem {
     /// Local copies no pin covers any more, and nothing else holds, are cleaned up as on
     /// release; their records go.
     func releaseUnpinnedCopies() {
-        for (identifier, _) in sync.pins.allKept {
+        for identifier in sync.pins.kept.keys {
             guard case .notPinned = pinning(of: identifier) else { continue }
-            try? sync.pins.forgetKept(identifier)
+            try? sync.changePins(.forgetKept(identifier))
             if let copy = copies.withLock({ $0[identifier] }) { cleanUpIfDone(copy) }
         }
     }
@@ -110,8 +110,8 @@ extension SitefsFilesystem {
     /// After a complete walk of the pins: kept copies of files no pin covers any more
     /// (deleted on the server, moved out of a pinned folder) go, and their records.
     func releaseKeptCopies(except pinned: Set<ItemIdentifier>) {
-        for (identifier, _) in sync.pins.allKept where !pinned.contains(identifier) {
-            try? sync.pins.forgetKept(identifier)
+        for identifier in sync.pins.kept.keys where !pinned.contains(identifier) {
+            try? sync.changePins(.forgetKept(identifier))
             if let copy = copies.withLock({ $0[identifier] }) { cleanUpIfDone(copy, ignoringPins: true) }
         }
     }
@@ -120,7 +120,7 @@ extension SitefsFilesystem {
     /// fresh), with `extra` added: what pinning it would take. Bounded like a listing.
     func pinnedSet(adding extra: ItemIdentifier? = nil) throws(Errno) -> PinnedSet {
         var set = PinnedSet()
-        var roots = Array(sync.pins.pins)
+        var roots = Array(sync.pins.pinned)
         if let extra { roots.append(extra) }
         var seen = Set<ItemIdentifier>()
         var stack = roots
@@ -134,9 +134,9 @@ extension SitefsFilesystem {
             do {
                 item = try currentItem(identifier)
             } catch .noSuchFileOrDirectory {
-                if sync.pins.isPinned(identifier) {
+                if sync.pins.pinned.contains(identifier) {
                     logger.notice("unpinned \(identifier): deleted on the server")
-                    try? sync.pins.unpin(identifier)
+                    try? sync.changePins(.unpin(identifier))
                 }
                 continue
             }
@@ -173,9 +173,9 @@ extension SitefsFilesystem {
         var info = stat()
         guard Glibc.fsync(descriptor) == 0, fstat(descriptor, &info) == 0 else { return false }
         let kept = PinRegistry.Kept(version: version, size: Int64(info.st_size), changedAt: Self.nanoseconds(info.st_mtim))
-        guard sync.pins.kept(identifier) != kept else { return true }
+        guard sync.pins.kept[identifier] != kept else { return true }
         do {
-            try sync.pins.keep(identifier, kept)
+            try sync.changePins(.keep(identifier, kept))
             forgetFailedThumbnails(of: identifier)
             return true
         } catch {
@@ -188,7 +188,7 @@ extension SitefsFilesystem {
     /// its file is still exactly what was recorded (else it goes, and is downloaded again).
     func restorePinnedCopies() -> Set<String> {
         var restored = Set<String>()
-        for (identifier, kept) in sync.pins.allKept {
+        for (identifier, kept) in sync.pins.kept {
             let path = content.copyPath(for: identifier)
             let descriptor = Glibc.open(path, O_RDWR | O_CLOEXEC)
             var info = stat()
@@ -196,7 +196,7 @@ extension SitefsFilesystem {
                   Self.nanoseconds(info.st_mtim) == kept.changedAt else {
                 if descriptor >= 0 { Glibc.close(descriptor) }
                 logger.notice("pins: the local copy of \(identifier) is not what was recorded; it will be downloaded again")
-                try? sync.pins.forgetKept(identifier)
+                try? sync.changePins(.forgetKept(identifier))
                 continue
             }
             let copy = LocalCopy(identifier: identifier, path: path)
@@ -214,7 +214,7 @@ extension SitefsFilesystem {
         var names: [String] = []
         var current: ItemIdentifier? = identifier
         for _ in 0..<Self.maximumPinDepth {
-            guard let here = current, let item = sync.createdItem(here) ?? cache.item(here) else { break }
+            guard let here = current, let item = knownItem(here) else { break }
             names.append(item.name)
             current = item.parent
         }
@@ -232,7 +232,7 @@ extension SitefsFilesystem {
                 links.append(FolderChain.Link(identifier: current, name: cache.item(current)?.name ?? current.site))
                 return FolderChain(links.reversed())
             }
-            guard let item = sync.createdItem(current) ?? cache.item(current), item.kind != .file, let parent = item.parent else {
+            guard let item = knownItem(current), item.kind != .file, let parent = item.parent else {
                 return nil
             }
             links.append(FolderChain.Link(identifier: current, name: item.name))

@@ -30,15 +30,15 @@ extension SitefsFilesystem {
     /// an upload that finished is told as well). Cheap enough to ask a few times a second;
     /// no lock is held across it.
     public func stateChanges(since told: inout ToldStates) -> [StateChange] {
-        var candidates = sync.busyItems
+        var candidates = sync.status.busyItems
         candidates.formUnion(copies.withLock { $0.keys })
         candidates.formUnion(conflictCopies.withLock { $0 })
-        candidates.formUnion(sync.pins.pins)
-        candidates.formUnion(sync.pins.allKept.keys)
+        candidates.formUnion(sync.pins.pinned)
+        candidates.formUnion(sync.pins.kept.keys)
         candidates.formUnion(told.told.keys)
         var changes: [StateChange] = []
         for identifier in candidates {
-            guard let item = sync.createdItem(identifier) ?? cache.item(identifier) else {
+            guard let item = knownItem(identifier) else {
                 if let last = told.told.removeValue(forKey: identifier) { changes.append(StateChange(path: last.path, state: nil)) }
                 continue
             }

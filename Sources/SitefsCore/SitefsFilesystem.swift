@@ -23,8 +23,8 @@ import SitefsConcurrency
 /// 3. The sync engine's locks (`SyncEngine`; their order in `LockRank`): asked under a
 ///    copy's lock by cleanup and a set modification time. The engine reports outcomes
 ///    (`SyncEvent`) with its locks released, so it never takes a copy's lock under its own.
-///    `stat` reads only what the engine publishes (`shownSave`), never its queue lock,
-///    which is held across some journal commits.
+///    `stat` reads only what the engine publishes (`state(of:reading: .shown)`), never
+///    its queue lock, which is held across some journal commits.
 /// Debug builds check this order at run time (`LockOrder`).
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
@@ -89,27 +89,29 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // Resumes saves an earlier run of this cache dir did not finish.
         sync = try SyncEngine(backend: self.backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
                               parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay,
-                              renamesWait: configuration.namespaceWait, userName: userName, unlinker: content.unlinker,
-                              clock: configuration.clock, pinsPath: cacheDirectory.appendingPathComponent("pins.sqlite").path,
+                              renamesWait: configuration.namespaceWait, uploadWait: configuration.uploadWaitForRename,
+                              userName: userName, unlinker: content.unlinker, clock: configuration.clock,
+                              pinsPath: cacheDirectory.appendingPathComponent("pins.sqlite").path,
                               rescueDirectory: configuration.rescueDirectory, logger: logger)
-        sync.folderChains = { [weak self] folder in self?.folderChain(of: folder) }
-        content.removeLeftovers(keeping: sync.stagedPaths, copies: restorePinnedCopies())
-        // After a restart: files created and renames made before it, still in the journal,
-        // are shown again where the user left them.
-        for item in sync.restored.created { cache.upsert(item) }
-        for identifier in sync.restored.moved {
-            if let known = cache.item(identifier) { cache.upsert(sync.view(known)) }
-        }
-        // And items deleted before it, their delete still queued, stay gone (the cache on disk
-        // may still list them: it is written in the background).
-        for identifier in sync.restored.removed { cache.remove(identifier) }
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval,
                                   changeWait: configuration.changeWait, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
-        // Only now: a save resumed from the journal may reach the server at once, and its
-        // event asks the keeper for a pass (`apply`); started before the keeper existed, a
-        // worker found it nil and the mount crashed.
-        sync.start { [weak self] event in self?.apply(event) }
+        // Started only once the keeper exists: a save resumed from the journal may reach the
+        // server at once, and its event asks the keeper for a pass (`apply`).
+        let queries = SyncEngine.MountQueries(folderChain: { [weak self] folder in self?.folderChain(of: folder) },
+                                              openCopyBase: { [weak self] identifier in self?.openCopyBase(identifier) })
+        sync.start(asking: queries, restoring: { restored in
+            content.removeLeftovers(keeping: restored.stagedPaths, copies: restorePinnedCopies())
+            // After a restart: files created and renames made before it, still in the journal,
+            // are shown again where the user left them.
+            for item in restored.created { cache.upsert(item) }
+            for identifier in restored.moved {
+                if let known = cache.item(identifier) { cache.upsert(sync.view(known)) }
+            }
+            // And items deleted before it, their delete still queued, stay gone (the cache on
+            // disk may still list them: it is written in the background).
+            for identifier in restored.removed { cache.remove(identifier) }
+        }, reporting: { [weak self] event in self?.apply(event) })
         // Pinned files missed while offline are fetched once the server answers again.
         self.backend.monitor.whenReconnected { [weak keeper] in keeper?.request() }
         self.backend.monitor.whenSignInRequired { [weak self] in self?.onNotice?(.signInRequired) }
@@ -126,6 +128,18 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// Upload state for `sitefs status` / `sitefs sync`.
     public var uploadStatus: SyncStatus { sync.status }
+
+    /// The server is known to be unreachable (see `ConnectionMonitor`): work that only helps
+    /// (thumbnails, background downloads, a fresh listing) is skipped or served from what is
+    /// known. Namespace changes never ask this: the engine decides whether they go now.
+    var isOffline: Bool { backend.monitor.offlineSince != nil }
+
+    /// The item as the mount knows it without asking the server: made here (the engine's
+    /// namespace, for a local identifier) or cached. Leaf locks only.
+    func knownItem(_ identifier: ItemIdentifier) -> ProviderItem? {
+        guard identifier.isLocal else { return cache.item(identifier) }
+        return sync.state(of: identifier, reading: .namespace).created ?? cache.item(identifier)
+    }
 
     /// Blocks until every save and rename reached the server, or the timeout passed (what
     /// waits out the settle delay is sent at once); then until the files they left to delete
@@ -174,11 +188,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
         if identifier.isLocal {
             // Only this mount knows it (until its upload creates it on the server).
-            guard let item = sync.createdItem(identifier) ?? cache.item(identifier) else { throw .noSuchFileOrDirectory }
+            guard let item = knownItem(identifier) else { throw .noSuchFileOrDirectory }
             return item
         }
         // Removed here, its removal still queued: gone, whatever the server says meanwhile.
-        if sync.isRemovedHere(identifier) { throw .noSuchFileOrDirectory }
+        if sync.state(of: identifier, reading: .namespace).isRemoved { throw .noSuchFileOrDirectory }
         if let cached = cache.item(identifier, notOlderThan: maxAge ?? configuration.metadataMaxAge) { return cached }
         let read = cache.beginRead()
         defer { cache.endRead(read) }
@@ -203,7 +217,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     func listing(of folder: ItemIdentifier?) throws(Errno) -> ItemCache.Listing {
         if let folder, folder.isLocal {
             // Made here, not on the server yet: what was made or moved into it here.
-            let (names, identifiers) = sync.complete(names: [], identifiers: [], of: folder)
+            let (names, identifiers) = sync.view(names: [], identifiers: [], of: folder)
             return ItemCache.Listing(names: names, identifiers: identifiers)
         }
         let key = folder ?? ItemCache.root
@@ -232,7 +246,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             token = page.next
         } while token != nil
         if folder == nil { names = SiteNames.unique(names, identifiers) }
-        if let folder { (names, identifiers) = sync.complete(names: names, identifiers: identifiers, of: folder) }
+        if let folder { (names, identifiers) = sync.view(names: names, identifiers: identifiers, of: folder) }
         let listing = ItemCache.Listing(names: names, identifiers: identifiers)
         guard let fetch else {
             cache.storeListing(listing, of: key)
@@ -315,7 +329,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // Asked before the copy's lock is taken, of what the engine publishes: `stat` waits
         // neither on the engine's queue lock (held across some journal commits) nor on it
         // while holding a copy's.
-        let shown = item.identifier.isLocal ? nil : sync.shownSave(of: item.identifier)
+        let shown = item.identifier.isLocal ? nil : sync.state(of: item.identifier, reading: .shown).shownSave
         if let copy = copies.withLock({ $0[item.identifier] }) {
             copy.condition.lock()
             defer { copy.condition.unlock() }
@@ -352,7 +366,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// A change of `folders` failed in transit: the server may have applied it with the answer
     /// lost, so what we cached of those folders is no longer trusted.
-    func namespaceCallFailed(_ error: ProviderError, in folders: ItemIdentifier...) {
+    func namespaceCallFailed(_ error: ProviderError, in folders: [ItemIdentifier]) {
         guard error.isTransient else { return }
         for folder in folders { cache.forgetListing(of: folder) }
     }
@@ -390,7 +404,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     /// How many requests are blocked waiting for an upload (a rename or delete of a new file
     /// waiting for its create): tests wait for one to get there.
-    public var requestsWaitingForUploads: Int { sync.settling }
+    public var requestsWaitingForUploads: Int { sync.status.settling }
 
     deinit {
         poller?.stop()

@@ -64,14 +64,18 @@ public final class PinRegistry: Sendable {
         state.withLock { $0 = loaded }
     }
 
-    // MARK: Pins
+    /// The pins and the kept records as of one moment (copies share the registry's storage
+    /// until it next changes, so reading them is cheap).
+    public struct Pins: Sendable {
+        /// The items pinned themselves (not through a folder).
+        public var pinned: Set<ItemIdentifier>
+        /// Per item, what its local copy holds.
+        public var kept: [ItemIdentifier: Kept]
+    }
 
-    /// The items pinned themselves (not through a folder).
-    public var pins: Set<ItemIdentifier> { state.withLock { $0.pins } }
+    public var pins: Pins { state.withLock { Pins(pinned: $0.pins, kept: $0.kept) } }
 
-    public func isPinned(_ identifier: ItemIdentifier) -> Bool { state.withLock { $0.pins.contains(identifier) } }
-
-    public var isEmpty: Bool { state.withLock { $0.pins.isEmpty } }
+    // MARK: Changes
 
     /// Durable when this returns.
     public func pin(_ identifier: ItemIdentifier) throws {
@@ -88,12 +92,6 @@ public final class PinRegistry: Sendable {
         state.withLock { _ = $0.pins.remove(identifier) }
     }
 
-    // MARK: Kept content
-
-    public func kept(_ identifier: ItemIdentifier) -> Kept? { state.withLock { $0.kept[identifier] } }
-
-    public var allKept: [ItemIdentifier: Kept] { state.withLock { $0.kept } }
-
     /// Records that the item's local copy is `kept` (its file fsynced by the caller first).
     public func keep(_ identifier: ItemIdentifier, _ kept: Kept) throws {
         try queue.write { db in
@@ -106,7 +104,7 @@ public final class PinRegistry: Sendable {
     /// The copy is about to change, or goes: durable when this returns. A no-op (no write)
     /// for an item with no record.
     public func forgetKept(_ identifier: ItemIdentifier) throws {
-        guard kept(identifier) != nil else { return }
+        guard state.withLock({ $0.kept[identifier] }) != nil else { return }
         try queue.write { db in
             try db.execute(sql: "DELETE FROM kept WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
         }

@@ -14,8 +14,7 @@ extension SyncEngine {
     /// the content it will save) becomes a new version of `target`, conditional on the
     /// version the mount had of it. Nil when the new file's upload has already started (too
     /// late to fold).
-    func adopt(_ local: ProviderItem, into target: ProviderItem,
-               openCopyBase: (ItemIdentifier) -> String?) throws(SyncError) -> Adoption? {
+    func adopt(_ local: ProviderItem, into target: ProviderItem) throws(SyncError) -> Adoption? {
         let claimed: Uploader.Job?
         switch uploader.claim(local.identifier) {
         case .inFlight: return nil
@@ -48,14 +47,14 @@ extension SyncEngine {
     /// written; now the renamed original is deleted. Instead, the rename is undone and the
     /// new file becomes a new version of the original. Nil when either is already on its
     /// way to the server (then the delete goes ahead as asked).
-    func adopt(_ successor: ProviderItem, asSuccessorOf original: ProviderItem, undoing rename: Uploader.RenameJob,
-               openCopyBase: (ItemIdentifier) -> String?) throws(SyncError) -> Adoption? {
+    func adopt(_ successor: ProviderItem, asSuccessorOf original: ProviderItem,
+               undoing rename: Uploader.RenameJob) throws(SyncError) -> Adoption? {
         guard !uploader.mayBeOnServer(successor.identifier), uploader.cancelRename(of: original.identifier) else { return nil }
         var restored = original
         restored.name = rename.serverName
         restored.parent = rename.serverParent
         namespace.setMoved(original.identifier, to: nil)
-        guard let adoption = try adopt(successor, into: restored, openCopyBase: openCopyBase) else {
+        guard let adoption = try adopt(successor, into: restored) else {
             // Its upload just started: the original goes where the user put it after all.
             try? uploader.enqueueRename(rename)
             namespace.setMoved(original.identifier, to: (rename.parent, rename.name))
@@ -65,8 +64,8 @@ extension SyncEngine {
     }
 
     /// A file only here changes name: it will be created under the new one. When its create
-    /// may have reached the server already, nothing changes (`.awaitCreate`).
-    func moveCreated(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) -> RenameResult {
+    /// may have reached the server already, nothing changes (`.awaitingCreate`).
+    func moveCreated(_ item: ProviderItem, to folder: ItemIdentifier, named name: String) -> NamespaceOutcome {
         var moved = item
         moved.parent = folder
         moved.name = name
@@ -76,13 +75,13 @@ extension SyncEngine {
             // Back as it was, unless its create has finished: then the server item stands
             // for it and the local one must not come back.
             namespace.removeCreated(item.identifier)
-            if uploader.isRetiredCreation(item.identifier) { return .awaitCreate(restored: nil) }
+            if uploader.isRetiredCreation(item.identifier) { return .awaitingCreate(restored: nil) }
             namespace.addCreated(item)
-            return .awaitCreate(restored: item)
+            return .awaitingCreate(restored: item)
         }
         // A lock or temp name given a real one: from now on it is a document to upload.
         let becameDocument = LocalOnlyNames.matches(item.name) && !LocalOnlyNames.matches(name)
-        return .moved(moved, becameDocument: becameDocument)
+        return .queued(moved, becameDocument: becameDocument)
     }
 
     /// A server file's rename is shown at once and sent after the settle delay. Nil for an

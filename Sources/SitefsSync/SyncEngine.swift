@@ -7,48 +7,91 @@ import SitefsConcurrency
 
 /// The sync engine: everything the mount shows that the server does not have yet, and how it
 /// gets there. It owns the durable journal, the uploads and deferred renames (`Uploader`),
-/// the files created here and renames not sent yet (`LocalNamespace`), conflict handling, and
-/// the rules by which an editor's save sequence becomes one new version of the original.
+/// the files and folders made here and the renames not sent yet (`LocalNamespace`), conflict
+/// handling, the pins, and the rules by which an editor's save sequence becomes one new
+/// version of the original.
 ///
-/// This class is the engine's whole interface toward the filesystem core, in four groups:
-/// - **What the user sees** (`view`, `createdItem`, `state(of:)`): server items and
-///   listings as changed by what the mount did and has not sent yet.
-/// - **What the user did** (SyncEngine+Events.swift: `created`, `saved`, `removing`,
-///   `renaming`, `deleted`, `modificationTimeSet`, `changingOnServer`): each recorded durably
-///   before the call returns, or refused with a `SyncError`. Where the engine decides that
-///   an identity moves (a new file becomes a new version of another), it says so in the
-///   answer and the core moves its inodes and open copies.
-/// - **What reached the server** (`SyncEvent`, delivered to the handler given to `start`).
-/// - **Waiting and control** (`settle`, `expedite`, `retryFailed`, `status`).
+/// This class is the engine's whole interface toward the filesystem core. The core never
+/// sees the uploader, the journal or the namespace; it makes no namespace change on the
+/// server itself and never decides whether one can go now.
 ///
-/// The core never sees the uploader, the journal or the namespace.
+/// **Lifecycle**
+/// - `start(asking:restoring:reporting:)`: hands the core what an earlier run left (files
+///   and folders made here, renames and deletes not sent, snapshots still needed), then
+///   starts the workers. Nothing is sent before it.
+/// - `shutdown(waitingUpTo:)`: stops the workers; what is unsent stays in the journal.
 ///
-/// Locks: the uploader's `condition`, the namespace's mutex and the uploader's `published`
-/// save states are this module's; none is held while calling out (events are delivered with
-/// all released), so the core may call in while holding its own locks (`copies`, a copy's
-/// `condition`), never the reverse. `shownSave`, what `stat` asks, takes only `published`.
+/// **Reads** (never block on the network)
+/// - `view`: server items, pages, listings and change-feed reports as the mount shows them
+///   (renames not sent yet applied, items made here added, items removed here left out).
+///   The namespace's mutex only; a report also asks the queue whether this mount's own
+///   upload replaced the version it names.
+/// - `state(of:reading:)`: where one item stands; the caller names the parts it needs, and
+///   only their locks are taken (see `ItemSyncState.Parts`): what `stat` needs (`.shown`)
+///   never waits for the queue lock, which is held across some journal commits.
+/// - `status`: the whole queue, for `sitefs status` and for the state-change feed.
+/// - `pins`: what is pinned and which local copies hold a pinned file's server version.
+///
+/// **Commands** (each change recorded durably before it returns, or refused with a
+/// `SyncError` after the engine logged why)
+/// - `apply(_:)`: every namespace change (a new file, mkdir, unlink, rmdir, rename). The
+///   engine decides whether it goes to the server now or is queued, by the rule below, and
+///   answers what it came to (`NamespaceOutcome`); where an identity moves (a new file
+///   became a new version of another), it says so and the core moves its inodes and copies.
+///   A change made now waits for the server (and the renames before it), no lock held.
+/// - `save(_:)`: a file's content, staged and fsynced by the core: journaled and queued.
+/// - `setModificationTime(_:of:)`: a set mtime goes with the pending save of the file.
+/// - `forget(_:)`: the item is gone (deleted on the server, removed here, a new file that
+///   could not be opened): nothing more of it is sent or shown as made here.
+/// - `changePins(_:)`: pin, unpin, and the records of kept copies.
+/// - `settle(_:timeout:)`: what waits out the settle delay is due now; waits until it has
+///   reached the server (a zero timeout only makes it due: `sitefs sync`).
+/// - `retryFailed()`: failed saves are queued again (`sitefs retry`).
+///
+/// **Outcomes**: `SyncEvent`s, delivered to the handler given to `start` on a worker thread
+/// with no lock of the engine's held.
+///
+/// **Now or later.** A namespace change goes to the server at once when the connection
+/// monitor does not know the server to be unreachable and the change's folder exists there
+/// (it is not a folder made here whose mkdir is still queued). A change made at once is
+/// sent only after the renames queued before it (`renamesWait`), so the server sees changes
+/// in the order they were made. Otherwise, and when the call is lost in transit (or the
+/// renames before it cannot be sent while offline), it is queued as a `NamespaceOperation`
+/// or a deferred rename, shown at once, and replayed in the order made once the server
+/// answers (`serverReachableAgain`). New files, their renames, and renames of server files
+/// (not over another file) are always deferred: they wait out the settle delay, which lets
+/// an editor's save sequence fold (SyncEngine+EditorSaves.swift).
+///
+/// **Locks**: the uploader's `condition` → the namespace's mutex → the uploader's
+/// `published` save states (`LockRank`), with the pin registry and the connection monitor as
+/// leaves. None is held while calling out: events are delivered, and `MountQueries` asked,
+/// with all released, and no lock is held across a network call. So the core may call in
+/// while holding its own locks (`copies`, a copy's `condition`), never the reverse.
 public final class SyncEngine: @unchecked Sendable {
     let uploader: Uploader
     let namespace = LocalNamespace()
     let logger: Logger
+    /// The server, through the mount's connection monitor: namespace changes made at once.
+    let backend: any DocumentBackend
+    /// Whether the server is known to be unreachable: the now-or-later rule's input. Nil
+    /// for a backend without one (tests): always reachable.
+    let monitor: ConnectionMonitor?
     /// Shown as the creator of files made here until the server says otherwise.
     let userName: String
     /// Set once by `start`, before any worker runs; read by the workers only.
     private var handler: (@Sendable (SyncEvent) -> Void)?
-    /// Where a folder stands on the mount (see `FolderChain`), as the core knows it: asked
-    /// with no lock of the engine's held when a mkdir or a move is recorded. Set once by the
-    /// core before anything is recorded.
-    public var folderChains: (@Sendable (ItemIdentifier) -> FolderChain?)?
+    /// What the engine asks the core; set once by `start`, before anything is recorded.
+    private var queries: MountQueries?
     private let parallelism: Int
     /// How long a change made on the server at once waits for the renames queued before it.
     let renamesWait: Duration
-    /// What an earlier run left unsent and this one shows again (see `restored`).
-    public let restored: Restored
-    /// What the user keeps on this device, and which local copies hold a pinned file's
-    /// server version (see `PinRegistry`): durable beside the journal.
-    public let pins: PinRegistry
+    /// How long a rename made on the server at once waits for the moved file's pending save.
+    let uploadWait: Duration
+    /// What an earlier run left unsent, handed to the core by `start`.
+    private let restored: Restored
+    let pinRegistry: PinRegistry
 
-    /// What the engine resumed from the journal, for the core to show at start.
+    /// What the engine resumed from the journal, for the core to show before anything runs.
     public struct Restored: Sendable {
         /// Files and folders created here whose create never reached the server.
         public var created: [ProviderItem]
@@ -56,16 +99,38 @@ public final class SyncEngine: @unchecked Sendable {
         public var moved: [ItemIdentifier]
         /// Server items deleted here whose delete was not sent yet (hidden until it is).
         public var removed: [ItemIdentifier] = []
+        /// Snapshots the journal still refers to: everything else in staging is debris.
+        public var stagedPaths: Set<String> = []
+    }
+
+    /// What the engine asks the core: where things stand on the mount. Asked with no lock of
+    /// the engine's held; the core answers from leaf locks only.
+    public struct MountQueries: Sendable {
+        /// Where a folder stands on the mount (see `FolderChain`), nil when the core cannot
+        /// tell: asked when a mkdir or a move into the folder is recorded.
+        public var folderChain: @Sendable (ItemIdentifier) -> FolderChain?
+        /// The version an open copy of a file is based on: a new file taking a server file's
+        /// place builds on it.
+        public var openCopyBase: @Sendable (ItemIdentifier) -> String?
+
+        public init(folderChain: @escaping @Sendable (ItemIdentifier) -> FolderChain?,
+                    openCopyBase: @escaping @Sendable (ItemIdentifier) -> String?) {
+            self.folderChain = folderChain
+            self.openCopyBase = openCopyBase
+        }
     }
 
     /// Opens the journal at `journalPath` and resumes what an earlier run left; nothing is
     /// sent before `start`.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration,
-                renamesWait: Duration, userName: String, unlinker: BackgroundUnlinker, clock: MountClock,
-                pinsPath: String? = nil, rescueDirectory: String? = nil, logger: Logger) throws {
+                renamesWait: Duration, uploadWait: Duration = .seconds(60), userName: String, unlinker: BackgroundUnlinker,
+                clock: MountClock, pinsPath: String? = nil, rescueDirectory: String? = nil, logger: Logger) throws {
         self.logger = logger
-        pins = try PinRegistry(path: pinsPath)
+        self.backend = backend
+        monitor = (backend as? MonitoredBackend)?.monitor
+        pinRegistry = try PinRegistry(path: pinsPath)
         self.renamesWait = renamesWait
+        self.uploadWait = uploadWait
         self.userName = userName
         self.parallelism = parallelism
         let relay = EventRelay()
@@ -79,13 +144,17 @@ public final class SyncEngine: @unchecked Sendable {
         uploader.onFoldersRemade = { remade in relay.engine?.deliver(.foldersRemade(remade)) }
         uploader.onJournalTrouble = { problem in relay.engine?.deliver(.journalTrouble(problem)) }
         // Folder operations put back while offline go as soon as the server answers again.
-        (backend as? MonitoredBackend)?.monitor.whenReconnected { [weak uploader] in uploader?.serverReachableAgain() }
+        monitor?.whenReconnected { [weak uploader] in uploader?.serverReachableAgain() }
     }
 
-    /// Starts the upload workers; `handler` hears every outcome (see `SyncEvent`), on a worker
-    /// thread with no lock of the engine's held.
-    public func start(reporting handler: @escaping @Sendable (SyncEvent) -> Void) {
+    /// Hands `restoring` what an earlier run left (before any worker runs, so no outcome can
+    /// overtake it), then starts the upload workers; `handler` hears every outcome (see
+    /// `SyncEvent`), on a worker thread with no lock of the engine's held. Call once.
+    public func start(asking queries: MountQueries, restoring: (Restored) -> Void,
+                      reporting handler: @escaping @Sendable (SyncEvent) -> Void) {
+        self.queries = queries
         self.handler = handler
+        restoring(restored)
         uploader.start(parallelism: parallelism)
     }
 
@@ -95,9 +164,6 @@ public final class SyncEngine: @unchecked Sendable {
     public func shutdown(waitingUpTo wait: Duration = .zero) -> Bool {
         uploader.shutdown(waitingUpTo: wait)
     }
-
-    /// Snapshots the journal still refers to: everything else in staging is debris.
-    public var stagedPaths: Set<String> { uploader.stagedPaths }
 
     private static func restore(from uploader: Uploader, into namespace: LocalNamespace, userName: String) -> Restored {
         var created: [ProviderItem] = []
@@ -130,81 +196,104 @@ public final class SyncEngine: @unchecked Sendable {
             namespace.setMoved(rename.identifier, to: (rename.parent, rename.name))
             moved.append(rename.identifier)
         }
-        return Restored(created: created, moved: moved, removed: removed)
+        return Restored(created: created, moved: moved, removed: removed, stagedPaths: uploader.stagedPaths)
     }
 
-    // MARK: What the user sees
+    // MARK: Reads
 
     /// A server item as the mount shows it (renamed here and not sent yet: at its new place).
     public func view(_ item: ProviderItem) -> ProviderItem { namespace.view(item) }
 
     /// A page of a server listing as the mount shows it: files moved away left out, renamed
-    /// ones under their new names. What moved or was created here is added by `complete`.
+    /// ones under their new names. What moved or was created here is added by
+    /// `view(names:identifiers:of:)`.
     public func view(page items: [ProviderItem], of folder: ItemIdentifier?) -> [ProviderItem] {
         namespace.view(page: items, of: folder)
     }
 
-    /// A folder's whole listing as the mount shows it: with the files moved into it or
-    /// created in it here.
-    public func complete(names: [String], identifiers: [ItemIdentifier], of folder: ItemIdentifier) -> ([String], [ItemIdentifier]) {
+    /// A folder's whole listing as the mount shows it: with the items moved into it or made
+    /// in it here (for a folder made here: only those).
+    public func view(names: [String], identifiers: [ItemIdentifier], of folder: ItemIdentifier) -> ([String], [ItemIdentifier]) {
         namespace.complete(names: names, identifiers: identifiers, of: folder)
     }
 
-    /// True when a server listing of `folder` would not show what the mount shows.
-    public func changesListing(of folder: ItemIdentifier) -> Bool { namespace.touches(folder) }
-
-    /// Where `folder` stands on the mount now, nil when the core cannot tell.
-    func chain(of folder: ItemIdentifier) -> FolderChain? { folderChains?(folder) }
-
-    /// A file created here and not on the server yet, as the mount shows it.
-    public func createdItem(_ identifier: ItemIdentifier) -> ProviderItem? { namespace.created(identifier) }
-
-    /// The file created here that the mount shows as `name` in `folder`.
-    public func createdItem(named name: String, in folder: ItemIdentifier) -> ProviderItem? {
-        namespace.created(named: name, in: folder)
+    /// A change-feed report of a server item as the mount shows it, or nil when the mount
+    /// must not show it now: the item is removed here and the removal not settled; a file
+    /// of that name is being created here in its folder and `known` is nil (this is that
+    /// create, whose outcome brings the item in, or a file it will not overwrite: listing it
+    /// would show the name twice); or the reported version is the one this mount's own
+    /// upload replaced (the feed lags, and opening the file would fetch the old content).
+    /// `known`: the item as the core knows it now.
+    public func view(report item: ProviderItem, known: ProviderItem?) -> ProviderItem? {
+        if namespace.isHidden(item.identifier) { return nil }
+        let shown = namespace.view(item)
+        if known == nil, let parent = shown.parent, namespace.created(named: shown.name, in: parent) != nil { return nil }
+        if let known, known.version != shown.version, uploader.replacedByOwnUpload(shown.version, of: shown.identifier) {
+            return nil
+        }
+        return shown
     }
 
-    /// The newest save of a file not yet confirmed by the server (queued, in flight or failed):
-    /// after a restart the file's size and content are this save's, not the server's. Read
-    /// without waiting for the engine's queue lock, which is held across some journal
-    /// commits, so `stat` and `open` never wait for an fsync.
-    public func shownSave(of identifier: ItemIdentifier) -> PublishedSave? { uploader.publishedSave(of: identifier) }
-
-    /// Where an item stands with the server, read in one step.
-    public func state(of identifier: ItemIdentifier) -> ItemSyncState { uploader.state(of: identifier) }
-
-    /// True when `version` is one this mount's own last upload of the item replaced: a
-    /// change-feed report of it arrives late and must not bring the old version back.
-    public func isSupersededByOwnUpload(_ version: String, of identifier: ItemIdentifier) -> Bool {
-        uploader.replacedByOwnUpload(version, of: identifier)
+    /// Where an item stands, as of one moment per part: only the parts in `parts` are read,
+    /// each under its own lock (see `ItemSyncState.Parts`), taken and released in turn.
+    public func state(of identifier: ItemIdentifier, reading parts: ItemSyncState.Parts = .all) -> ItemSyncState {
+        var state = parts.contains(.queue) ? uploader.state(of: identifier)
+            : ItemSyncState(hasPendingSave: false, isUploading: false, hasFailed: false, hasPendingRename: false,
+                            mayBeOnServer: false)
+        if parts.contains(.namespace) {
+            state.created = namespace.created(identifier)
+            state.isRemoved = namespace.isHidden(identifier)
+            state.changesListing = namespace.touches(identifier)
+        }
+        if parts.contains(.shown) { state.shownSave = uploader.publishedSave(of: identifier) }
+        return state
     }
+
+    /// The whole queue, for `sitefs status` and `sitefs sync`, with the items not simply on
+    /// the server and the callers blocked in `settle`.
+    public var status: SyncStatus {
+        var status = uploader.status
+        status.busyItems = uploader.busyItems
+        status.settling = uploader.settleWaiterCount
+        return status
+    }
+
+    /// What the user keeps on this device, and which local copies hold a pinned file's server
+    /// version (see `PinRegistry`), as of one moment. A leaf lock.
+    public var pins: PinRegistry.Pins { pinRegistry.pins }
 
     /// Files programs make only for themselves (lock files, swap files, probes): they work on
     /// the mount like any file but never go to the server.
     public static func keepsLocal(_ name: String) -> Bool { LocalOnlyNames.matches(name) }
 
+    /// Where `folder` stands on the mount now, nil when the core cannot tell.
+    func chain(of folder: ItemIdentifier) -> FolderChain? { queries?.folderChain(folder) }
+
+    /// The version an open copy of the item is based on (see `MountQueries`).
+    func openCopyBase(_ identifier: ItemIdentifier) -> String? { queries?.openCopyBase(identifier) }
+
     // MARK: Waiting and control
 
-    /// Waits until nothing of `identifier` (or nothing at all) is queued, in flight or being
-    /// reported; what waits out the settle delay is sent at once. False on timeout.
+    /// Makes what waits out the settle delay (of `identifier`, or of everything) due now, and
+    /// waits until nothing of it is queued, in flight or being reported. False on timeout:
+    /// with `.zero`, it is only made due.
+    @discardableResult
     public func settle(_ identifier: ItemIdentifier? = nil, timeout: Duration) -> Bool {
         uploader.waitUntilIdle(identifier, timeout: timeout)
     }
 
-    /// How many callers are blocked in `settle` now: a test waits for a caller to get there
-    /// instead of sleeping.
-    public var settling: Int { uploader.settleWaiterCount }
-
-    /// `sitefs sync`: everything waiting out the settle delay is due now.
-    public func expedite() { uploader.expedite() }
-
     /// `sitefs retry`: failed saves are queued again.
     public func retryFailed() { uploader.retryFailed() }
 
-    /// For `sitefs status` and `sitefs sync`.
-    public var status: SyncStatus { uploader.status }
-    /// Items with a save or rename queued, in flight or failed.
-    public var busyItems: Set<ItemIdentifier> { uploader.busyItems }
+    /// Pins and the records of kept copies: durable when this returns.
+    public func changePins(_ change: PinChange) throws {
+        switch change {
+        case .pin(let identifier): try pinRegistry.pin(identifier)
+        case .unpin(let identifier): try pinRegistry.unpin(identifier)
+        case .keep(let identifier, let kept): try pinRegistry.keep(identifier, kept)
+        case .forgetKept(let identifier): try pinRegistry.forgetKept(identifier)
+        }
+    }
 
     // MARK: Outcomes
 

@@ -1,3 +1,5 @@
+import SitefsProvider
+
 /// What the sync engine holds, as `sitefs status` and `sitefs sync` show it: the daemon
 /// writes it as JSON on its control file and the CLI reads it back with this same type.
 public struct SyncStatus: Sendable, Codable {
@@ -21,6 +23,12 @@ public struct SyncStatus: Sendable, Codable {
     /// Why the upload journal cannot be written (disk full, I/O error, read-only), with what
     /// waits to be recorded; nil when every change is recorded.
     public var journalProblem: String?
+    /// Items with a save, rename or folder operation queued, in flight or failed: those
+    /// whose state is not simply "on the server". Only within the daemon (not encoded).
+    public var busyItems: Set<ItemIdentifier> = []
+    /// Callers blocked in `SyncEngine.settle` now: a test waits for one to get there instead
+    /// of sleeping. Only within the daemon (not encoded).
+    public var settling = 0
 
     public struct Progress: Sendable, Codable {
         public var name: String

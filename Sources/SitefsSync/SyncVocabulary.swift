@@ -52,31 +52,67 @@ public enum SyncEvent: Sendable {
     }
 }
 
-/// Where one item stands with the server, read in one step (`SyncEngine.state(of:)`).
+/// Where one item stands, read by `SyncEngine.state(of:reading:)`: only the parts asked for
+/// are filled in (the rest keep their defaults), each read in one step under its own lock.
 public struct ItemSyncState: Sendable {
+    /// Which parts to read, and the lock each takes.
+    public struct Parts: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Saves, renames and folder operations queued, in flight or failed: the uploader's
+        /// queue lock, which is held across some journal commits (never ask it for `stat`).
+        public static let queue = Parts(rawValue: 1)
+        /// What the mount shows made, removed or moved here: the namespace's mutex.
+        public static let namespace = Parts(rawValue: 2)
+        /// The newest save not confirmed by the server: the published save states only, so
+        /// `stat` and `open` never wait for an fsync.
+        public static let shown = Parts(rawValue: 4)
+        public static let all: Parts = [.queue, .namespace, .shown]
+    }
+
+    // `.queue`
     /// A save is queued or being sent.
     public var hasPendingSave: Bool
     /// A save is being sent now.
     public var isUploading: Bool
     /// Its last save failed for good and nothing newer is queued.
     public var hasFailed: Bool
-    /// A rename the mount shows is not on the server yet.
+    /// A rename or folder operation the mount shows is not on the server yet.
     public var hasPendingRename: Bool
     /// A new file whose create has started (or, resumed after a restart, may have reached the
     /// server, or has just finished): deleting or renaming it must wait for that create.
     public var mayBeOnServer: Bool
 
-    /// Nothing of it is queued or being sent.
+    // `.namespace`
+    /// A file or folder made here and not on the server yet, as the mount shows it.
+    public var created: ProviderItem? = nil
+    /// Removed here, its removal not on the server yet: gone, whatever the server says.
+    public var isRemoved = false
+    /// For a folder: a server listing of it would not show what the mount shows.
+    public var changesListing = false
+
+    // `.shown`
+    /// The newest save not yet confirmed by the server (queued, in flight or failed): after a
+    /// restart the file's size and content are this save's, not the server's.
+    public var shownSave: PublishedSave? = nil
+
+    /// Nothing of it is queued or being sent (`.queue`).
     public var isIdle: Bool { !hasPendingSave }
 }
 
 /// Why the engine refused a change: the core answers EIO (after the log line the engine
-/// wrote) or maps the server's error.
+/// wrote), EPERM, or maps the server's error.
 public enum SyncError: Error, Sendable {
     /// The journal could not record it: not durable, so not done.
     case journal
     /// Renames made before it could not be sent in time; the change must not overtake them.
     case renamesPending
+    /// A file renamed over another on the server at once: its own save did not reach the
+    /// server in time, and the rename must not overtake it.
+    case uploadPending
+    /// The item does not allow it (a server item without the capability, a site).
+    case notPermitted
     /// The server refused or did not answer.
     case server(ProviderError)
 }
@@ -94,31 +130,50 @@ public struct Adoption: Sendable {
     public var shown: ProviderItem
 }
 
-/// What removing a file comes to (`SyncEngine.removing`).
-public enum Removal: Sendable {
-    /// A new file that never reached the server: its saves are dropped; nothing to send.
-    case discarded
-    /// vim's save: the rename of the original is undone and the new file becomes a new
-    /// version of it (the removed name is the renamed original's).
-    case adopted(Adoption)
-    /// A new file whose create may be on the server: wait for it (`settle`) and remove what
-    /// it made.
-    case awaitCreate
-    /// A server file: deleted on the server at once (`changingOnServer(deleting:)`).
-    case deleteOnServer
+/// A change of the mount's folder tree, as the core hands it to `SyncEngine.apply`. The core
+/// has checked names, kinds and emptiness; the engine decides what it comes to.
+public enum NamespaceChange: Sendable {
+    /// A new file (a local identifier): shown from now on, created on the server by its first
+    /// upload.
+    case createFile(ProviderItem)
+    /// mkdir `name` in `folder`.
+    case makeFolder(named: String, in: ItemIdentifier)
+    /// unlink of a file, or rmdir of an empty folder.
+    case remove(ProviderItem)
+    /// A file or folder renamed to `name` in `folder` (the same site), replacing the file
+    /// `replacing` there (a folder there is removed first, with `.remove`; a file made here
+    /// too).
+    case rename(ProviderItem, to: ItemIdentifier, named: String, replacing: ProviderItem?)
 }
 
-/// What renaming a file comes to (`SyncEngine.renaming`).
-public enum RenameResult: Sendable {
-    /// Shown at the new place now, sent after the settle delay (`item` as the mount shows it).
-    /// `becameDocument`: a lock or temp name given a real one: the core saves its content.
-    case moved(ProviderItem, becameDocument: Bool)
-    /// A temp file saved over the original: one new version of it.
+/// What a namespace change came to (`SyncEngine.apply`).
+public enum NamespaceOutcome: Sendable {
+    /// Made on the server now. `item`: as the server has it now (mkdir, rename: for a rename
+    /// over a file, the destination's identifier, which survives with the source's content);
+    /// nil for a removal.
+    case sent(ProviderItem?)
+    /// Shown now as `item` (nil for a removal), sent when it can be (see "Now or later" at
+    /// `SyncEngine`); a rename over a file removes that file first, the same way.
+    /// `becameDocument`: a lock or temp name given a real one; the core saves its content.
+    case queued(ProviderItem?, becameDocument: Bool = false)
+    /// Something made here that never reached the server is gone with nothing to send.
+    case discarded
+    /// A new file took the place of a server file: one new version of it (vim's save when
+    /// removing the renamed original, a temp file renamed over the original).
     case adopted(Adoption)
-    /// A new file whose create started just now: wait for it (`settle`) and rename what it
-    /// made. `restored`: the new file as the mount shows it again (nil once the create is
-    /// reported and the server item stands for it).
-    case awaitCreate(restored: ProviderItem?)
-    /// Made on the server at once (`changingOnServer`): a folder, or a file over a server file.
-    case onServer
+    /// Made here, its create on the server started just now: wait for it (`settle`) and
+    /// apply the change to what it made. `restored`: the item as the mount shows it again
+    /// (nil once the create is reported and the server item stands for it).
+    case awaitingCreate(restored: ProviderItem?)
+}
+
+/// A change of the pins (`SyncEngine.changePins`).
+public enum PinChange: Sendable {
+    /// The item (a folder: with what comes under it) is kept on this device.
+    case pin(ItemIdentifier)
+    case unpin(ItemIdentifier)
+    /// The item's local copy is `Kept` (its file fsynced first).
+    case keep(ItemIdentifier, PinRegistry.Kept)
+    /// The item's local copy is about to change, or goes (a no-op without a record).
+    case forgetKept(ItemIdentifier)
 }

@@ -26,13 +26,13 @@ import SitefsConcurrency
         let file = backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
         let staged = directory.appendingPathComponent("staging/doc").path
         try Data("saved".utf8).write(to: URL(fileURLWithPath: staged))
-        try engine.saved(SaveJob(identifier: file, name: "doc.odt", parent: site, stagedPath: staged, size: 5,
+        try engine.save(SaveJob(identifier: file, name: "doc.odt", parent: site, stagedPath: staged, size: 5,
                                  baseVersion: nil, modified: nil))
 
         let answer = Mutex<PublishedSave??>(nil)
         engine.uploader.condition.lock()
         let asker = Thread {
-            let shown = engine.shownSave(of: file)  // asked with no other lock held
+            let shown = engine.state(of: file, reading: .shown).shownSave  // asked with no other lock held
             answer.withLock { $0 = .some(shown) }
         }
         asker.start()
