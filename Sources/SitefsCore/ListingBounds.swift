@@ -3,9 +3,9 @@ import SitefsProvider
 
 /// What one folder listing may take from a server, and the entries it may show.
 ///
-/// Every loop a server drives has a bound (issue 17): a server repeating its `next_cursor`
-/// made `readdir` ask 13,872 times with `du` stuck for 10 minutes, and fresh cursors forever
-/// grew the daemon from 42 MB to 244 MB. So a listing stops, with an error and a log line,
+/// Every loop a server drives has a bound: a server repeating its `next_cursor` would make
+/// `readdir` ask without end (`du` stuck for minutes), and fresh cursors forever would grow
+/// the daemon without limit. So a listing stops, with an error and a log line,
 /// at a cursor it has seen before, past `maximumEntries` entries (the memory budget: under
 /// 1 KiB per known entry), or past `maximumPages` pages.
 ///

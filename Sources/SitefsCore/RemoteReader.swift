@@ -282,8 +282,8 @@ final class RemoteReader: @unchecked Sendable {
 
 extension Int64 {
     /// `self + other`, held at `Int64.max` instead of trapping: offsets near the largest
-    /// file size the kernel allows plus a window must not crash the daemon (issue 17: a
-    /// listed size of 2^63 - 1 and `tail -c 10` did).
+    /// file size the kernel allows plus a window must not crash the daemon (a listed size of
+    /// 2^63 - 1 read with `tail -c 10` would overflow).
     func saturatingAdd(_ other: Int64) -> Int64 {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum

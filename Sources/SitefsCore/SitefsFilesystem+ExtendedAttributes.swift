@@ -24,8 +24,8 @@ extension SitefsFilesystem {
     ///
     /// The daemon's controls are attributes it answers on *read*: the kernel lets a process
     /// set a `user.` attribute only on an inode it may write, and the mount root is 0555, so
-    /// as anyone but root `setxattr` failed with EACCES before the request reached the daemon
-    /// (issue 16). Reading needs only read access, which the mount's owner has; the daemon
+    /// as anyone but root `setxattr` fails with EACCES before the request reaches the daemon.
+    /// Reading needs only read access, which the mount's owner has; the daemon
     /// answers nobody else (`checkController`).
     static let retryControl = "user.sitefs.control.retry"
     /// Reading it on the mount root sends what waits out the settle delay now, then answers

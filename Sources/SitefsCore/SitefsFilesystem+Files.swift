@@ -517,7 +517,7 @@ extension SitefsFilesystem {
         // The journal has let go of what this event settled (a rename applied, a new file
         // made): the metadata cache on disk must show it now, not a batch later, or a daemon
         // killed in between and mounted again offline shows the old state (the old name, no
-        // new file) and a save to the real name makes a second file (the soak caught it).
+        // new file) and a save to the real name makes a second file.
         metadata.flush()
     }
 
