@@ -15,6 +15,8 @@ import SitefsProvider
 ///   turns into "already uploaded", or a conflict copy at worst.
 /// - `updateSave`: a restart creates a new file under the name it had before the rename, or
 ///   tries a failed save once more.
+/// - `recordDelete`: a restart before the delete ends may read its 404 as someone else's
+///   and create the file again with the save (the edit wins; nothing is lost).
 /// - `clearDelete`: a restart reads a 404 of the file as this mount's own delete.
 /// - `putRename`, `dropRename`, `updateOperation`, `finishOperation`: a restart applies the
 ///   rename or operation as the journal had it (a mkdir replayed joins the folder it made,
@@ -25,6 +27,7 @@ enum JournalWrite: Sendable {
     case dropSave(stagedPath: String)
     case updateSave(SaveJob, failure: String?)
     case confirm(SaveJob, version: String, follower: SaveJob?)
+    case recordDelete(ItemIdentifier)
     case clearDelete(ItemIdentifier)
     case putRename(Uploader.RenameJob)
     case dropRename(ItemIdentifier)
@@ -43,7 +46,7 @@ enum JournalWrite: Sendable {
         switch self {
         case .dropSave(let path): .save(path)
         case .updateSave(let job, _), .confirm(let job, _, _): .save(job.stagedPath)
-        case .clearDelete(let identifier): .delete(identifier)
+        case .recordDelete(let identifier), .clearDelete(let identifier): .delete(identifier)
         case .putRename(let rename): .rename(rename.identifier)
         case .dropRename(let identifier): .rename(identifier)
         case .updateOperation(let operation), .finishOperation(let operation, _): .operation(operation.sequence)
@@ -64,6 +67,7 @@ enum JournalWrite: Sendable {
         case .dropSave(let path): try journal.drop(stagedPath: path)
         case .updateSave(let job, let failure): try journal.update(job, failure: failure)
         case .confirm(let job, let version, let follower): try journal.confirmed(job, producing: version, rekeyed: follower)
+        case .recordDelete(let identifier): try journal.recordDelete(identifier)
         case .clearDelete(let identifier): try journal.clearDelete(identifier)
         case .putRename(let rename): try journal.recordRename(rename)
         case .dropRename(let identifier): try journal.dropRename(identifier)
@@ -155,10 +159,15 @@ extension Uploader {
     }
 
     /// A journal write failed: logged, shown in `sitefs status`, and told once per spell of
-    /// trouble through `onJournalTrouble`, off the lock. Call with `condition` locked.
-    func journalFailedLocked(_ what: String, _ error: any Error) {
+    /// trouble through `onJournalTrouble`, off the lock. `refused`: the caller is told it
+    /// failed (nothing was changed); otherwise the write is owed. Call with `condition` locked.
+    func journalFailedLocked(_ what: String, _ error: any Error, refused: Bool = false) {
         let reason = "the upload journal cannot be written (\(error))"
-        logger.error("\(reason): \(what) is not recorded yet; \(unwrittenJournal.count) changes wait to be recorded")
+        if refused {
+            logger.error("\(what) failed: \(reason)")
+        } else {
+            logger.error("\(reason): \(what) is not recorded yet; \(unwrittenJournal.count) changes wait to be recorded")
+        }
         if unwrittenJournal.failed(reason), let report = onJournalTrouble {
             DispatchQueue.global().async { report(reason) }
         }
@@ -176,7 +185,7 @@ extension Uploader {
     var journalProblemLocked: String? {
         unwrittenJournal.trouble.map { reason in
             let owed = unwrittenJournal.count
-            return reason + (owed > 0 ? "; \(owed) changes wait to be recorded" : "") + "; new saves fail until it can be written"
+            return reason + (owed > 0 ? "; \(owed) changes wait to be recorded" : "") + "; saves fail while it cannot be written"
         }
     }
 
@@ -185,6 +194,7 @@ extension Uploader {
         case .dropSave: "a finished save"
         case .updateSave(let job, _): "the save of \(job.name)"
         case .confirm(let job, _, _): "the upload of \(job.name)"
+        case .recordDelete: "a delete in progress"
         case .clearDelete: "a finished delete"
         case .putRename(let rename): "the rename of \(rename.serverName)"
         case .dropRename: "a finished rename"

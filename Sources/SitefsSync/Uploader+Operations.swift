@@ -18,7 +18,7 @@ extension Uploader {
             operation.sequence = try journal.record(operation)
             journalWrittenLocked()
         } catch {
-            journalFailedLocked("\(operation.kind.rawValue) \(operation.name)", error)
+            journalFailedLocked("\(operation.kind.rawValue) \(operation.name)", error, refused: true)
             throw error
         }
         operations.append(operation)

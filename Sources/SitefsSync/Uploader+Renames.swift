@@ -22,7 +22,7 @@ extension Uploader {
             unwrittenJournal.written(.rename(rename.identifier))
             journalWrittenLocked()
         } catch {
-            journalFailedLocked("the rename of \(rename.serverName)", error)
+            journalFailedLocked("the rename of \(rename.serverName)", error, refused: true)
             throw error
         }
         rename.notBefore = clock.now + settleDelay

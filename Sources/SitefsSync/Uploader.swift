@@ -16,13 +16,13 @@ import SitefsConcurrency
 /// deleted) is folded into one upload by the filesystem (`claim`, `retarget`). Transient
 /// failures (unreachable, 5xx, 429, an expired sign-in) are retried with capped
 /// exponential backoff for as long as it takes; conflicts and server-side deletions are
-/// resolved without losing the edit (see UploadAttempt), a folder deleted on the server is
-/// made again (see Uploader+FolderRemaking); any other verdict saves the edit under another
+/// resolved without losing the edit (`attempt`, UploadAttempt.swift), a folder deleted on
+/// the server is made again (`remakeFolders`, Uploader+FolderRemaking.swift); any other verdict saves the edit under another
 /// name where the server takes it, and otherwise keeps the snapshot (and a copy in the
 /// rescue folder) and reports the file failed until `retryFailed()`.
 ///
-/// Renames of server files are queued here too (see RenameAttempt), ahead of uploads that
-/// create files: a new file may take the name a queued rename frees.
+/// Renames of server files are queued here too (`attemptRename`, RenameAttempt.swift), ahead
+/// of uploads that create files: a new file may take the name a queued rename frees.
 final class Uploader: @unchecked Sendable {
     let backend: any DocumentBackend
     let logger: Logger
@@ -167,7 +167,7 @@ final class Uploader: @unchecked Sendable {
                 try journal.record(job)
             } catch {
                 condition.lock()
-                journalFailedLocked("the save of \(job.name)", error)
+                journalFailedLocked("the save of \(job.name)", error, refused: true)
                 condition.unlock()
                 throw error
             }
@@ -176,14 +176,8 @@ final class Uploader: @unchecked Sendable {
                 journalWrittenLocked()
                 // A save made while its file is being deleted: that delete is journaled too.
                 if deletions.needsJournaling(job.identifier) {
-                    do {
-                        try journal.recordDelete(job.identifier)
-                        unwrittenJournal.written(.delete(job.identifier))
-                        deletions.markJournaled(job.identifier)
-                    } catch {
-                        // The save is kept; a restart before the delete ends may create the file again.
-                        journalFailedLocked("the delete of \(job.name)", error)
-                    }
+                    deletions.markJournaled(job.identifier)
+                    write(.recordDelete(job.identifier))
                 }
                 let due = enqueueLocked(job, delay: settleDelay)
                 // Nothing but a worker waits for a save to be queued.
@@ -343,7 +337,7 @@ final class Uploader: @unchecked Sendable {
                 unwrittenJournal.written(.delete(identifier))
                 journalWrittenLocked()
             } catch {
-                journalFailedLocked("a delete", error)
+                journalFailedLocked("a delete", error, refused: true)
                 throw error
             }
         }
