@@ -80,13 +80,9 @@ struct RenameQueue {
         return follower
     }
 
-    /// Everything queued (for `identifier`, or all) is due at `now`.
+    /// Everything queued (for `identifier`, or every file) is due at `now`.
     mutating func makeDue(at now: ContinuousClock.Instant, only identifier: ItemIdentifier? = nil) {
-        if let identifier {
-            queued[identifier]?.notBefore = now
-        } else {
-            for key in queued.keys { queued[key]!.notBefore = now }
-        }
+        queued.makeDue(at: now, only: identifier)
     }
 
     /// Queued renames made before the operation numbered `sequence` (see
@@ -107,12 +103,6 @@ struct RenameQueue {
         return changed
     }
 
-    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var due: ContinuousClock.Instant?
-        for index in queued.values.indices {
-            let time = queued.values[index].notBefore
-            if time > now, due.map({ time < $0 }) ?? true { due = time }
-        }
-        return due
-    }
+    /// When the first queued job not due at `now` will be.
+    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? { queued.earliestDue(after: now) }
 }

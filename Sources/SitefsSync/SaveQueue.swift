@@ -96,11 +96,7 @@ struct SaveQueue {
 
     /// Everything queued (for `identifier`, or every file) is due at `now`.
     mutating func makeDue(at now: ContinuousClock.Instant, only identifier: ItemIdentifier? = nil) {
-        if let identifier {
-            queued[identifier]?.notBefore = now
-        } else {
-            for key in queued.keys { queued[key]!.notBefore = now }
-        }
+        queued.makeDue(at: now, only: identifier)
     }
 
     /// The first queued save that may go at `now`, taken out of the queue: not while another
@@ -151,14 +147,6 @@ struct SaveQueue {
         if let follower = queued[identifier], follower.baseVersion == base { queued[identifier]!.baseVersion = version }
     }
 
-    /// When the first queued save not due at `now` will be. Runs on every worker wakeup over
-    /// every queued save, so it reads the one field by index instead of mapping the jobs.
-    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var due: ContinuousClock.Instant?
-        for index in queued.values.indices {
-            let time = queued.values[index].notBefore
-            if time > now, due.map({ time < $0 }) ?? true { due = time }
-        }
-        return due
-    }
+    /// When the first queued job not due at `now` will be.
+    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? { queued.earliestDue(after: now) }
 }
