@@ -133,7 +133,7 @@ import Testing
         let start = try await documents.changes(since: nil, for: anna).nextCursor
         let commits = env.storage.metadata.commits
         let poll = Task { try await documents.changes(since: start, for: anna, waitingUpTo: .seconds(20)) }
-        #expect(eventually { commits.waiting == 1 })
+        #expect(await eventually { commits.waiting == 1 })
         let before = commits.wakeups
         // This instance rings the signal as the write returns: anna's wait is left alone.
         _ = try await documents.createFolder(named: "hidden", in: secret.id, by: .administrator("admin"))
