@@ -17,17 +17,12 @@ import ZIPFoundation
 
     /// Bytes ImageMagick writes for `arguments` (the last one names the output, `png:-`).
     static func convert(_ arguments: [String]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "convert \(arguments.joined(separator: " ")) failed")
-        return Array(bytes)
+        let format = try #require(arguments.last?.split(separator: ":").first, "no output named in \(arguments)")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("convert-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try run(URL(fileURLWithPath: "/usr/bin/convert"), arguments.dropLast() + ["\(format):\(output.path)"])
+        try #require(result.status == 0, "convert \(arguments.joined(separator: " ")) failed: \(result.err)")
+        return Array(try Data(contentsOf: output))
     }
 
     /// A `width` x `height` PNG picture.
