@@ -39,6 +39,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var fetchedRanges: [ClosedRange<Int64>] = []
         /// Uploads stop halfway (progress reported) until this is cleared.
         public var holdUploadsHalfway = false
+        /// How long a held call waits for its release (see `InMemoryBackend.holdLimit`).
+        public var holdLimit = InMemoryBackend.holdLimit
         /// Renames wait until this is cleared.
         public var holdRenames = false
         /// This many more uploads are applied and then never answered (until released), as
@@ -106,15 +108,19 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
 
     /// How long a call waits for a test to release a hold (`holdUploadsHalfway`, ...) before
     /// it fails with an issue saying so: a test that forgot to release one fails instead of
-    /// hanging the run.
+    /// hanging the run. `limitHolds(to:)` changes it for one backend.
     public static let holdLimit: TimeInterval = 30
+
+    /// Makes held calls of this backend give up after `seconds` instead of `holdLimit`.
+    public func limitHolds(to seconds: TimeInterval) { state.withLock { $0.holdLimit = seconds } }
 
     /// Waits, without polling, while `held` is true of the state; past `holdLimit` records an
     /// issue and throws. With `cancellation`, also ends (throwing `.cancelled`) when the
     /// caller gives up, asked every 5 ms since nothing signals it.
     private func waitWhile(_ what: String, cancellation: Cancellation? = nil,
                            _ held: (State) -> Bool) throws(ProviderError) {
-        let deadline = Date().addingTimeInterval(Self.holdLimit)
+        let limit = state.withLock { $0.holdLimit }
+        let deadline = Date().addingTimeInterval(limit)
         var cancelled = false
         let released = state.wait(while: held, until: deadline, recheck: cancellation == nil ? nil : 0.005) {
             cancelled = cancellation?.isCancelled ?? false
@@ -122,7 +128,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         }
         if cancelled { throw .cancelled }
         guard released else {
-            Issue.record("InMemoryBackend: \(what) was held for \(Int(Self.holdLimit)) s and never released")
+            Issue.record("InMemoryBackend: \(what) was held for \(limit) s and never released")
             throw .unreachable("test: \(what) was never released")
         }
     }
