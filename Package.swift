@@ -215,6 +215,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(
+            name: "SitefsStoreTests",
+            dependencies: ["SitefsStore", "SitefsProvider", "SitefsAPI", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "SitefsWebDAVTests", dependencies: ["SitefsWebDAV"]),
         .testTarget(
             name: "SitefsWebDAVBackendTests",

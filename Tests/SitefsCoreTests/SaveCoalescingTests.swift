@@ -177,8 +177,7 @@ import SitefsConcurrency
         unlinker.start()
         #expect(eventually { second.filesystem.requestsWaitingForUploads == 1 })  // waiting for the create
         second.backend.holdRenames(false)
-        let deadline = Date().addingTimeInterval(20)
-        while result.withLock({ $0 }) == nil && Date() < deadline { usleep(10_000) }
+        _ = eventually(timeout: .seconds(20)) { result.withLock { $0 } != nil }
         let outcome = try #require(result.withLock { $0 })
         #expect(throws: Never.self) { try outcome.get() }
         #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
@@ -288,8 +287,7 @@ import SitefsConcurrency
         try first!.write(inode, handle: handle, Array("saved while down".utf8))
         try first!.filesystem.flush(inode, handle: handle, context: first!.context)
         first!.filesystem.release(inode, handle: handle, flags: O_WRONLY)
-        let deadline = Date().addingTimeInterval(10)
-        while backend.calls("modifyContent") == 0 && Date() < deadline { usleep(10_000) }  // retrying now
+        _ = eventually { backend.calls("modifyContent") > 0 }  // retrying now
         first!.filesystem.unmounting()
         first = nil  // the core goes: its workers stop (and are waited for) while the upload is retrying
         backend.fail(with: nil)
@@ -338,9 +336,7 @@ import SitefsConcurrency
         let held = try settled()
         #expect(held.pending == 1 && held.seconds >= 0.2 && held.seconds < 5)
         harness.backend.holdUploadsHalfway(false)
-        var pending = 1
-        for _ in 0..<40 where pending > 0 { pending = try settled().pending }
-        #expect(pending == 0)
+        #expect(try eventually(timeout: .seconds(20), every: .zero) { try settled().pending == 0 })
         #expect(harness.backend.content(of: document) == Array("new".utf8))
         #expect(throws: Errno.permissionDenied) {
             try harness.filesystem.setExtendedAttribute(.root, name: "user.sitefs.status.settled", value: [1], flags: 0,
@@ -357,11 +353,10 @@ import SitefsConcurrency
         let handle = try harness.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: harness.context).handle
         try harness.write(inode, handle: handle, [UInt8](repeating: 7, count: 10_000))
         harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
-        let deadline = Date().addingTimeInterval(10)
         var progress: [SyncStatus.Progress] = []
-        while progress.first?.sent != 5_000 && Date() < deadline {
-            usleep(10_000)
+        _ = eventually {
             progress = harness.filesystem.uploadStatus.progress
+            return progress.first?.sent == 5_000
         }
         #expect(progress.count == 1)
         #expect(progress.first?.name == "doc.odt" && progress.first?.sent == 5_000 && progress.first?.total == 10_000)

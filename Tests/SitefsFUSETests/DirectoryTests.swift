@@ -45,10 +45,10 @@ struct DirectoryTests {
         let mount = try TestMount.start(filesystem)
         defer { mount.tearDown() }
         let result = try mount.runProgram("/bin/ls", ["-l", mount.path("big")])
-        #expect(result.status == 0, "\(result.standardError)")
-        let lines = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("-rw-r--r--") }
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").filter { $0.hasPrefix("-rw-r--r--") }
         #expect(lines.count == Self.entryCount)
-        #expect(result.standardOutput.contains(" file-2999.txt"))
+        #expect(result.out.contains(" file-2999.txt"))
         #expect(filesystem.counters.plusDirectoryReads > 0)
         #expect(filesystem.counters.plainDirectoryReads == 0)
     }
@@ -78,7 +78,7 @@ struct DirectoryTests {
         #expect(made.status == 0)
         let failing = try mount.runProgram("/bin/rmdir", [mount.path("a")])
         #expect(failing.status != 0)
-        #expect(failing.standardError.contains("Directory not empty"))
+        #expect(failing.err.contains("Directory not empty"))
     }
 
     @Test("mkdir passes permission bits after the umask; the new directory has them")
@@ -130,7 +130,7 @@ struct DirectoryTests {
         #expect(filesystem.inode("to/moved.txt") == nil)
         #expect(filesystem.contents("to/b.txt") == Array("A".utf8))
         let cat = try mount.runProgram("/bin/cat", [b])
-        #expect(cat.standardOutput == "A")
+        #expect(cat.out == "A")
     }
 
     @Test("renameat2 flags reach the core: RENAME_EXCHANGE swaps two files")

@@ -20,7 +20,7 @@ struct ErrorPropagationTests {
         let path = mount.path("guarded.txt")
         let cat = try mount.runProgram("/bin/cat", [path])
         #expect(cat.status != 0)
-        #expect(cat.standardError.contains(message), "\(cat.standardError)")
+        #expect(cat.err.contains(message), "\(cat.err)")
         let code = try mount.perform("open") { () -> Int32 in
             let descriptor = open(path, O_RDONLY)
             if descriptor >= 0 { close(descriptor); return 0 }
@@ -41,8 +41,8 @@ struct ErrorPropagationTests {
         let path = mount.path("flaky")
         let ls = try mount.runProgram("/bin/ls", ["-f", path])
         #expect(ls.status != 0)
-        #expect(ls.standardError.contains("Input/output error"), "\(ls.standardError)")
-        let listed = ls.standardOutput.split(separator: "\n")
+        #expect(ls.err.contains("Input/output error"), "\(ls.err)")
+        let listed = ls.out.split(separator: "\n")
         #expect(listed.count == 700, "every entry before offset 700, each once")
         #expect(Set(listed).count == listed.count)
         #expect(filesystem.counters.forgetUnderflows == 0)
@@ -59,6 +59,6 @@ struct ErrorPropagationTests {
         }
         #expect(code == ENOENT)
         let ls = try mount.runProgram("/bin/ls", [path])
-        #expect(ls.standardError.contains("No such file or directory"))
+        #expect(ls.err.contains("No such file or directory"))
     }
 }

@@ -58,8 +58,8 @@ struct ExtendedAttributeTests {
         defer { mount.tearDown() }
         let path = mount.path("tools.txt")
         let set = try mount.runProgram("/usr/bin/setfattr", ["-n", "user.tool", "-v", "hammer", path])
-        #expect(set.status == 0, "\(set.standardError)")
+        #expect(set.status == 0, "\(set.err)")
         let get = try mount.runProgram("/usr/bin/getfattr", ["-d", path])
-        #expect(get.standardOutput.contains("user.tool=\"hammer\""))
+        #expect(get.out.contains("user.tool=\"hammer\""))
     }
 }

@@ -24,9 +24,9 @@ struct FileTests {
         try mount.perform("write note.txt") { try "hello, sitefs\n".write(toFile: text, atomically: false, encoding: .utf8) }
         let cat = try mount.runProgram("/bin/cat", [text])
         #expect(cat.status == 0)
-        #expect(cat.standardOutput == "hello, sitefs\n")
+        #expect(cat.out == "hello, sitefs\n")
         let stat = try mount.runProgram("/usr/bin/stat", ["-c", "%s %F %a", text])
-        #expect(stat.standardOutput == "14 regular file 644\n")
+        #expect(stat.out == "14 regular file 644\n")
     }
 
     @Test("a file's st_blksize advertises 1 MiB, so cp and cat write in 1 MiB requests (a round trip each)")
@@ -42,7 +42,7 @@ struct FileTests {
         #expect(copy.status == 0)
         // Files say 1 MiB; directories keep 4 KiB (glibc sizes readdir buffers by it).
         let stat = try mount.runProgram("/usr/bin/stat", ["-c", "%o", mount.path("copied.bin"), mount.path(".")])
-        #expect(stat.standardOutput == "1048576\n4096\n")
+        #expect(stat.out == "1048576\n4096\n")
         #expect(filesystem.contents("copied.bin") == Array(payload))
         // 128 KiB (cat's own minimum) would mean st_blksize went unheard or max_write is small.
         #expect(filesystem.counters.largestWrite == 1 << 20)
@@ -169,7 +169,7 @@ struct FileTests {
         }
         #expect(filesystem.contents("replace.txt") == Array("new".utf8))
         #expect(filesystem.counters.truncatingOpens == 1)
-        #expect(try mount.runProgram("/bin/cat", [path]).standardOutput == "new")
+        #expect(try mount.runProgram("/bin/cat", [path]).out == "new")
     }
 
     @Test("chmod and utimensat (explicit times and UTIME_NOW) arrive as setattr")
@@ -222,8 +222,8 @@ struct FileTests {
         #expect(UInt64(result.f_ffree) == expected.freeFiles)
         #expect(UInt64(result.f_namemax) == expected.maximumNameLength)
         let df = try mount.runProgram("/bin/df", ["-B4096", path])
-        #expect(df.standardOutput.contains("sitefs-test"))
-        #expect(df.standardOutput.contains("1000000"))
+        #expect(df.out.contains("sitefs-test"))
+        #expect(df.out.contains("1000000"))
     }
 
     @Test("symlinks, hard links and device nodes are refused with EPERM")
@@ -243,7 +243,7 @@ struct FileTests {
         }
         #expect(results == [EPERM, EPERM, EPERM])
         let ln = try mount.runProgram("/bin/ln", ["-s", "target.txt", mount.path("symbolic")])
-        #expect(ln.standardError.contains("Operation not permitted"))
+        #expect(ln.err.contains("Operation not permitted"))
     }
 
     /// The running kernel's version, e.g. [6, 18, 44] (empty if uname fails).

@@ -65,7 +65,7 @@ struct InvalidationTests {
         let invalidator = try #require(filesystem.invalidator())
         try mount.perform("invalidateInode") { invalidator.invalidateInode(inode, offset: 0, length: 0) }
         #expect(try mount.perform("stat after invalidation", size) == 15)
-        #expect(try mount.runProgram("/bin/cat", [path]).standardOutput == "much longer now")
+        #expect(try mount.runProgram("/bin/cat", [path]).out == "much longer now")
     }
 
     @Test("invalidations after unmount are ignored")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SitefsCore
 import SitefsFUSE
+import SitefsTestSupport
 import Synchronization
 import Testing
 
@@ -119,7 +120,7 @@ struct MountLifecycleTests {
         }
         #expect(errors == [EROFS, EROFS])
         let cat = try mount.runProgram("/bin/cat", [path])
-        #expect(cat.standardOutput == "fixed")
+        #expect(cat.out == "fixed")
     }
 }
 
@@ -146,8 +147,7 @@ struct SignalTests {
             _ = release.wait(timeout: .now() + 30)
         }.start()
         defer { release.signal() }
-        let deadline = Date().addingTimeInterval(10)
-        while bystander.withLock({ $0 }) == nil && Date() < deadline { usleep(1_000) }
+        _ = eventually(every: .milliseconds(1)) { bystander.withLock { $0 } != nil }
         let thread = try #require(bystander.withLock { $0 })
         #expect(pthread_kill(thread, SIGHUP) == 0)
 

@@ -1,6 +1,7 @@
 import Foundation
 import SitefsCore
 import SitefsFUSE
+import SitefsTestSupport
 import Synchronization
 import Testing
 
@@ -15,12 +16,6 @@ final class TestMount: Sendable {
     struct Timeout: Error, CustomStringConvertible {
         var what: String
         var description: String { "timed out: \(what)" }
-    }
-
-    struct ProcessResult: Sendable {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
     }
 
     let filesystem: InMemoryFilesystem
@@ -62,13 +57,13 @@ final class TestMount: Sendable {
     }
 
     private func waitUntilServing() throws {
-        let deadline = Date().addingTimeInterval(20)
-        while mount.status != .mounted {
-            if let error = runError.withLock({ $0 }) { throw error }
-            if mount.status == .finished { throw Timeout(what: "run() ended before mounting") }
-            guard Date() < deadline else { throw Timeout(what: "mounting \(mountpoint)") }
-            usleep(5_000)
+        // Mounted, or `run()` ended (with or without an error) before mounting.
+        let settled = eventually(timeout: .seconds(20), every: .milliseconds(5)) {
+            mount.status == .mounted || mount.status == .finished || runError.withLock { $0 } != nil
         }
+        if let error = runError.withLock({ $0 }) { throw error }
+        if mount.status == .finished { throw Timeout(what: "run() ended before mounting") }
+        guard settled else { throw Timeout(what: "mounting \(mountpoint)") }
         let root = mountpoint
         try perform("stat of the mount root") {
             var status = stat()
@@ -98,36 +93,13 @@ final class TestMount: Sendable {
         return try outcome.withLock { $0! }.get()
     }
 
-    /// Runs a program (ls, cat, stat, ...) with a deadline; output goes through temp files
-    /// so a large listing cannot fill a pipe and stall the child.
-    func runProgram(_ executable: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessResult {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-out-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        defer { try? out.close(); try? err.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = err
-        process.environment = ["LC_ALL": "C", "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"]
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        guard exited.wait(timeout: .now() + timeout) == .success else {
-            abortMount()
-            process.terminate()
-            _ = exited.wait(timeout: .now() + 10)
-            throw Timeout(what: "\(executable) \(arguments.joined(separator: " "))")
-        }
-        return ProcessResult(status: process.terminationStatus,
-                             standardOutput: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-                             standardError: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    /// Runs a program (ls, cat, stat, ...) with the shared runner, in the C locale. Past
+    /// `timeout` the mount is ended first (a program stuck in a call to it then gets ENOTCONN)
+    /// and the runner throws.
+    func runProgram(_ executable: String, _ arguments: [String], timeout: TimeInterval = 60) throws -> ProcessOutcome {
+        try run(URL(fileURLWithPath: executable), arguments, timeout: timeout,
+                environment: ["LC_ALL": "C", "PATH": "/usr/bin:/bin:/usr/sbin:/sbin"], inheritEnvironment: false,
+                onTimeout: { self.abortMount() })
     }
 
     /// Ends the session the way the daemon would, waits for `run()` to return, and makes
@@ -155,12 +127,7 @@ final class TestMount: Sendable {
         return (true, runError.withLock { $0 })
     }
 
-    var isMounted: Bool {
-        let table = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
-        return table.split(separator: "\n").contains { line in
-            line.split(separator: " ").dropFirst(4).first.map(String.init) == mountpoint
-        }
-    }
+    var isMounted: Bool { MountTable.isMounted(mountpoint) }
 
     private func abortMount() {
         mount.requestExit()
@@ -171,11 +138,5 @@ final class TestMount: Sendable {
         }
     }
 
-    private func forceUnmount() {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
-        process.arguments = ["-u", "-z", mountpoint]
-        try? process.run()
-        process.waitUntilExit()
-    }
+    private func forceUnmount() { MountTable.forceUnmount(mountpoint) }
 }

@@ -13,10 +13,7 @@ struct DemoScriptTests {
         let data = root.appendingPathComponent("server"), mountpoint = root.appendingPathComponent("mnt")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer {
-            if MountFixture.isMounted(mountpoint.path) {
-                _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
-            }
-            for pid in MountFixture.daemons(serving: mountpoint.path) { kill(pid, SIGKILL) }
+            MountTable.release(mountpoint.path)
             // The demo's server runs in a session of its own: a kill of the demo's group misses it.
             for pid in Self.servers(on: data.path) { kill(pid, SIGKILL) }
             try? FileManager.default.removeItem(at: root)
@@ -60,9 +57,9 @@ struct DemoScriptTests {
         kill(-demo.processIdentifier, SIGINT)
         try #require(eventually(timeout: .seconds(60)) { !demo.isRunning }, "the demo did not stop: \(said)")
         #expect(said.contains("demo stopped"), "\(said)")
-        #expect(!MountFixture.isMounted(mountpoint.path), "\(said)")
+        #expect(!MountTable.isMounted(mountpoint.path), "\(said)")
         // Unmounted, the daemon ends by itself a moment later (its unmount does not wait for that).
-        #expect(eventually(timeout: .seconds(10)) { MountFixture.daemons(serving: mountpoint.path).isEmpty })
+        #expect(eventually(timeout: .seconds(10)) { MountTable.daemons(serving: mountpoint.path).isEmpty })
         #expect(!Self.serverRunning(on: data.path), "the demo's server outlived it")
 
         // The edit reached the server before it stopped.

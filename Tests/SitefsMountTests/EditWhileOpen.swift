@@ -1,4 +1,5 @@
 import Foundation
+import SitefsTestSupport
 import Testing
 
 /// Opens `path` for writing in a helper process, runs `between` while it is open (the local
@@ -20,12 +21,11 @@ func editWhileOpen(_ path: String, to text: String, creating: Bool = false, betw
     process.standardInput = input
     process.standardOutput = output
     try process.run()
-    defer { if process.isRunning { process.terminate() } }
-    let ready = output.fileHandleForReading.availableData
-    try #require(String(decoding: ready, as: UTF8.self).hasPrefix("open"))
+    defer { ChildProcess.stop(process, grace: .seconds(5)) }
+    let ready = ServerProcess.readLine(from: output.fileHandleForReading, timeout: 30)
+    try #require(ready == "open", "the editing process did not open \(path)")
     try between()
     input.fileHandleForWriting.write(Data("go\n".utf8))
-    let deadline = Date().addingTimeInterval(30)
-    while process.isRunning && Date() < deadline { usleep(20_000) }
-    try #require(!process.isRunning && process.terminationStatus == 0, "the editing process failed")
+    let exited = ChildProcess.waitForExit(process, timeout: .seconds(30))
+    try #require(exited && process.terminationStatus == 0, "the editing process failed")
 }

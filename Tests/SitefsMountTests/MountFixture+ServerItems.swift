@@ -19,7 +19,7 @@ extension MountFixture {
     @discardableResult
     func serverFile(_ name: String, _ bytes: Data, in parent: String) throws -> Item {
         let folder = try #require(try serverItem(parent), "no \(parent) on the server")
-        let local = root.appendingPathComponent("upload-\(UUID().uuidString)")
+        let local = mount.root.appendingPathComponent("upload-\(UUID().uuidString)")
         try bytes.write(to: local)
         defer { try? FileManager.default.removeItem(at: local) }
         let created = try api.call("POST", "/v1/items/\(folder.id)/children?name=\(name.addingPercentEncoding(withAllowedCharacters: Self.nameCharacters)!)",

@@ -228,17 +228,19 @@ struct MountSoakTests {
     /// journaled may replace (then the model is stricter than the truth, never looser).
     private func reconcile(_ name: String, in folder: String, fixture: MountFixture, model: inout [String: String]) throws {
         let path = fixture.path("\(folder)/\(name)")
-        for attempt in 0..<5 {
-            if attempt > 0 { usleep(500_000) }
-            if let shown = try? String(contentsOfFile: path, encoding: .utf8) {
-                model[name] = shown
-                return
+        var shown: String??  // .some(nil): the mount shows no such file
+        _ = eventually(timeout: .seconds(2), every: .milliseconds(500)) {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+                shown = .some(text)
+            } else {
+                var info = stat()
+                if lstat(path, &info) != 0 && errno == ENOENT { shown = .some(nil) }
             }
-            var info = stat()
-            if lstat(path, &info) != 0 && errno == ENOENT {
-                model[name] = nil
-                return
-            }
+            return shown != nil
+        }
+        if let shown {
+            model[name] = shown
+            return
         }
         if let item = try fixture.serverItem("\(folder)/\(name)") {
             model[name] = try fixture.api.call("GET", "/v1/items/\(item.id)/content").body

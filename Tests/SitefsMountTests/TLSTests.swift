@@ -59,7 +59,7 @@ struct TLSTests {
         try #require(mount.status == 0, "mount over https: \(mount.err)")
         defer {
             _ = try? setup.sitefs(["unmount", mountpoint.path])
-            _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path])
+            MountTable.release(mountpoint.path)
         }
         try "over TLS\n".write(toFile: mountpoint.appendingPathComponent("Riverside/tls.txt").path, atomically: false, encoding: .utf8)
         #expect(try setup.sitefs(["sync", mountpoint.path]).status == 0)

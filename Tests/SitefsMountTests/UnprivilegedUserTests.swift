@@ -103,9 +103,7 @@ struct UnprivilegedUserTests {
         let sitefs = BuiltProducts.executable("sitefs")
         defer {
             _ = try? user.run(sitefs, ["unmount", mountpoint.path], environment: environment)
-            if MountFixture.isMounted(mountpoint.path) {
-                _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
-            }
+            MountTable.release(mountpoint.path)
         }
         let login = try user.run(sitefs, ["login", server.collectionURL, "--user", "anna"], stdin: "any\n", environment: environment)
         try #require(login.status == 0, "\(login.err)")
@@ -197,7 +195,7 @@ struct UnprivilegedUserTests {
         let mount = try fixture.sitefs(["mount", fixture.mountURL, second.path, "--allow-other"])
         #expect(mount.status != 0)
         #expect(mount.err.contains("user_allow_other") && mount.err.contains("/etc/fuse.conf"), "unclear: \(mount.err)")
-        #expect(!MountFixture.isMounted(second.path))
+        #expect(!MountTable.isMounted(second.path))
     }
 
     @Test func aMountPointTheUserMayNotWriteIsRefusedClearly() throws {
@@ -210,7 +208,7 @@ struct UnprivilegedUserTests {
         let mount = try fixture.sitefs(["mount", fixture.mountURL, rootOwned.path])
         #expect(mount.status != 0)
         #expect(mount.err.contains(rootOwned.path) && mount.err.lowercased().contains("permission"), "unclear: \(mount.err)")
-        #expect(!MountFixture.isMounted(rootOwned.path))
+        #expect(!MountTable.isMounted(rootOwned.path))
     }
 
     @Test func afterTheDaemonIsKilledTheUserUnmountsWhatItLeft() throws {

@@ -46,8 +46,7 @@ import Testing
             let commits = env.storage.documents.metadata.commits
             // Held for up to 30 s: only a change made meanwhile can answer it with something.
             let poll = Task { try await api.send(.get, "/v1/changes?cursor=\(start)&wait=30").expect(.ok).decode(ChangePage.self) }
-            let began = ContinuousClock.now
-            while commits.waiting == 0, ContinuousClock.now - began < .seconds(10) { try await Task.sleep(for: .milliseconds(5)) }
+            _ = await eventually(every: .milliseconds(5)) { commits.waiting != 0 }
             #expect(commits.waiting == 1, "the long-poll never began to wait")
             let file = try await api.createFile("while-waiting.txt", in: site.id, text: "x")
             let page = try await poll.value
@@ -134,7 +133,7 @@ import Testing
         let start = try await documents.changes(since: nil, for: anna).nextCursor
         let commits = env.storage.metadata.commits
         let poll = Task { try await documents.changes(since: start, for: anna, waitingUpTo: .seconds(20)) }
-        #expect(eventually { commits.waiting == 1 })
+        #expect(await eventually { commits.waiting == 1 })
         let before = commits.wakeups
         // This instance rings the signal as the write returns: anna's wait is left alone.
         _ = try await documents.createFolder(named: "hidden", in: secret.id, by: .administrator("admin"))

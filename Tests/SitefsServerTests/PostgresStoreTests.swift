@@ -96,7 +96,7 @@ import Testing
         let firstSave = Task {
             try await instances.first.documents.replaceContent(of: file.id, body: Self.body("first"), condition: .oneOf([file.etag]), by: Self.admin)
         }
-        #expect(eventually { instances.gate.isHolding })
+        #expect(await eventually { instances.gate.isHolding })
         let secondSave = Task {
             try await instances.second.documents.replaceContent(of: file.id, body: Self.body("second"), condition: .oneOf([file.etag]), by: Self.admin)
         }
@@ -104,7 +104,7 @@ import Testing
         // serialised, already done: either way the race has been run before the release.
         let secondDone = Mutex(false)
         Task { _ = try? await secondSave.value; secondDone.withLock { $0 = true } }
-        #expect(try eventually { try instances.someoneWaitsForALock() || secondDone.withLock { $0 } })
+        #expect(try await eventually { try instances.someoneWaitsForALock() || secondDone.withLock { $0 } })
         instances.gate.release()
         let winner = try await firstSave.value
         do {
@@ -134,13 +134,13 @@ import Testing
 
         instances.gate.arm()
         let early = Task { try await instances.first.documents.createFolder(named: "early", in: site.id, by: Self.admin) }
-        #expect(eventually { instances.gate.isHolding })
+        #expect(await eventually { instances.gate.isHolding })
         let lateDone = Mutex(false)
         let late = Task {
             defer { lateDone.withLock { $0 = true } }
             return try await instances.second.documents.createFolder(named: "late", in: site.id, by: Self.admin)
         }
-        #expect(try eventually { try instances.someoneWaitsForALock() || lateDone.withLock { $0 } })
+        #expect(try await eventually { try instances.someoneWaitsForALock() || lateDone.withLock { $0 } })
         // Read while "early" is still uncommitted.
         let between = try await instances.second.documents.changes(since: start, for: anna)
         instances.gate.release()
@@ -165,7 +165,7 @@ import Testing
         let start = try await instances.second.documents.changes(since: nil, for: anna).nextCursor
         let began = ContinuousClock.now
         let poll = Task { try await instances.second.documents.changes(since: start, for: anna, waitingUpTo: .seconds(25)) }
-        #expect(eventually { instances.second.metadata.commits.waiting == 1 })
+        #expect(await eventually { instances.second.metadata.commits.waiting == 1 })
         _ = try await instances.first.documents.createFolder(named: "news", in: site.id, by: Self.admin)
         let page = try await poll.value
         #expect(page.changes.count == 1)

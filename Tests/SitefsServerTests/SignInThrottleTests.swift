@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import SitefsAPI
+import SitefsTestSupport
 import Synchronization
 import Testing
 @testable import SitefsServerCore
@@ -81,20 +82,22 @@ final class ManualClock: Sendable {
     @Test func hashingRunsAtMostSlotsAtATimeAndRefusesBeyondTheQueue() async throws {
         let gate = HashingGate(slots: 2, maximumWaiting: 3)
         let peak = Mutex((now: 0, most: 0))
-        let release = Mutex(false)
+        let release = DispatchSemaphore(value: 0)
         let work: @Sendable () -> Int = {
             peak.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
-            while !release.withLock({ $0 }) { usleep(1_000) }
+            _ = release.wait(timeout: .now() + 30)
+            release.signal()  // passed on: every work item holding a slot ends
             peak.withLock { $0.now -= 1 }
             return 1
         }
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<5 { group.addTask { try await gate.run(work) } }
             // 2 running and 3 waiting: the sixth is refused at once.
-            while peak.withLock({ $0.now }) < 2 { try await Task.sleep(for: .milliseconds(2)) }
+            try #require(await eventually(every: .milliseconds(2)) { peak.withLock { $0.now } == 2 })
+            // The gate shows no queue length: a moment for the other three to join its queue.
             try await Task.sleep(for: .milliseconds(50))
             await #expect(throws: APIError.self) { try await gate.run(work) }
-            release.withLock { $0 = true }
+            release.signal()
             var done = 0
             for try await value in group { done += value }
             #expect(done == 5)

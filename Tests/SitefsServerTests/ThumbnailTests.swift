@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import SitefsAPI
+import SitefsTestSupport
 import Synchronization
 import Testing
 import ZIPFoundation
@@ -16,17 +17,12 @@ import ZIPFoundation
 
     /// Bytes ImageMagick writes for `arguments` (the last one names the output, `png:-`).
     static func convert(_ arguments: [String]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/convert")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "convert \(arguments.joined(separator: " ")) failed")
-        return Array(bytes)
+        let format = try #require(arguments.last?.split(separator: ":").first, "no output named in \(arguments)")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("convert-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let result = try run(URL(fileURLWithPath: "/usr/bin/convert"), arguments.dropLast() + ["\(format):\(output.path)"])
+        try #require(result.status == 0, "convert \(arguments.joined(separator: " ")) failed: \(result.err)")
+        return Array(try Data(contentsOf: output))
     }
 
     /// A `width` x `height` PNG picture.
@@ -108,18 +104,6 @@ import ZIPFoundation
               bytes[12..<16].elementsEqual(Array("IHDR".utf8)) else { return nil }
         func number(_ start: Int) -> Int { bytes[start..<start + 4].reduce(0) { $0 << 8 | Int($1) } }
         return (number(16), number(20))
-    }
-
-    /// Whether `condition` holds within `timeout`, polled without blocking a thread: what it
-    /// waits for (background thumbnails, the gate's queue) needs the tasks this test would
-    /// otherwise hold up.
-    static func settles(within timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return true
     }
 
     // MARK: Calling the route
@@ -314,9 +298,9 @@ import ZIPFoundation
     @Test func storingAVersionMakesIts256ThumbnailAhead() async throws {
         try await Self.withSite { api, site, env in
             let v1 = try await api.createFile("façade.png", in: site.id, contents: try Self.png(width: 900, height: 600))
-            #expect(await Self.settles { Self.cached(env, v1, box: 256) })
+            #expect(await eventually(timeout: .seconds(20), every: .milliseconds(20)) { Self.cached(env, v1, box: 256) })
             let v2 = try await api.put(v1.id, contents: try Self.png(width: 600, height: 900), ifMatch: v1.etag).expect(.ok).decode(Item.self)
-            #expect(await Self.settles { Self.cached(env, v2, box: 256) })
+            #expect(await eventually(timeout: .seconds(20), every: .milliseconds(20)) { Self.cached(env, v2, box: 256) })
             // Only that box: the others are made when asked for.
             #expect(!Self.cached(env, v2, box: 128) && !Self.cached(env, v2, box: 512))
             let made = try Data(contentsOf: URL(fileURLWithPath: ThumbnailCache(blobs: env.storage.blobs).path(blob: v2.etag, box: 256)))
@@ -361,7 +345,7 @@ import ZIPFoundation
     /// Fills a gate's slots with work that runs until `release` is signalled once for each.
     static func occupy(_ gate: ThumbnailGate, release: DispatchSemaphore) async throws -> [Task<Int, any Error>] {
         let holders = (0..<gate.slots).map { _ in Task { try await gate.run { release.wait(); return 1 } } }
-        try #require(await settles { gate.load.running == gate.slots })
+        try #require(await eventually(timeout: .seconds(20), every: .milliseconds(20)) { gate.load.running == gate.slots })
         return holders
     }
 
@@ -394,7 +378,7 @@ import ZIPFoundation
         let release = DispatchSemaphore(value: 0)
         let holders = try await Self.occupy(gate, release: release)
         let waiter = Task { try await gate.run { 3 } }
-        #expect(await Self.settles { gate.load.waiting == 1 })
+        #expect(await eventually(timeout: .seconds(20), every: .milliseconds(20)) { gate.load.waiting == 1 })
         await #expect(throws: APIError.self) { try await gate.run { 0 } }
         // Background work accepts a shorter queue.
         await #expect(throws: APIError.self) { try await gate.run(maximumWaiting: 0) { 0 } }

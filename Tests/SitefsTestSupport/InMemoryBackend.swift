@@ -2,6 +2,7 @@ import Foundation
 import SitefsAPI
 import SitefsProvider
 import Synchronization
+import Testing
 
 /// A DocumentBackend held in memory, with the server's paging, versions, change feed and
 /// byte-exact names, request counting and failure injection: the core's tests run against
@@ -27,7 +28,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         /// Calls of these names (`createFile`, `modifyContent`, ...) fail with this until cleared.
         public var failuresByCall: [String: ProviderError] = [:]
         public var fetchDelay: Double = 0
-        /// Ranged fetches deliver their first half, then wait (up to 10 s) until this is cleared.
+        /// Ranged fetches deliver their first half, then wait until this is cleared.
         public var holdFetchesHalfway = false
         public var fetchesHeld = 0
         /// Whole-file fetches (an open for writing) wait, before any byte, until this is
@@ -38,6 +39,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var fetchedRanges: [ClosedRange<Int64>] = []
         /// Uploads stop halfway (progress reported) until this is cleared.
         public var holdUploadsHalfway = false
+        /// How long a held call waits for its release (see `InMemoryBackend.holdLimit`).
+        public var holdLimit = InMemoryBackend.holdLimit
         /// Renames wait until this is cleared.
         public var holdRenames = false
         /// This many more uploads are applied and then never answered (until released), as
@@ -65,7 +68,70 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var craftedChanges: (@Sendable (PageToken?) -> ChangeBatch)?
     }
 
-    public let state = Mutex(State())
+    /// The backend's state under one lock, whose condition every held call waits on.
+    public final class Guarded: @unchecked Sendable {  // `value` is only touched under `condition`
+        private let condition = NSCondition()
+        private var value = State()
+
+        /// Runs `body` on the state under the lock, then wakes every held call to look again.
+        public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+            condition.lock()
+            defer {
+                condition.broadcast()
+                condition.unlock()
+            }
+            return try body(&value)
+        }
+
+        /// Waits while `held` is true of the state, woken by every change (`withLock`), and
+        /// at least every `recheck` when given, to ask `stop` (a `Cancellation`, which cannot
+        /// wake it; asked outside the lock). Returns false when `deadline` came first.
+        fileprivate func wait(while held: (State) -> Bool, until deadline: Date, recheck: TimeInterval? = nil,
+                              stop: () -> Bool = { false }) -> Bool {
+            while true {
+                if stop() { return true }
+                condition.lock()
+                guard held(value) else {
+                    condition.unlock()
+                    return true
+                }
+                _ = condition.wait(until: recheck.map { min(deadline, Date().addingTimeInterval($0)) } ?? deadline)
+                let stillHeld = held(value)
+                condition.unlock()
+                if !stillHeld { return true }
+                if Date() >= deadline { return false }
+            }
+        }
+    }
+
+    public let state = Guarded()
+
+    /// How long a call waits for a test to release a hold (`holdUploadsHalfway`, ...) before
+    /// it fails with an issue saying so: a test that forgot to release one fails instead of
+    /// hanging the run. `limitHolds(to:)` changes it for one backend.
+    public static let holdLimit: TimeInterval = 30
+
+    /// Makes held calls of this backend give up after `seconds` instead of `holdLimit`.
+    public func limitHolds(to seconds: TimeInterval) { state.withLock { $0.holdLimit = seconds } }
+
+    /// Waits, without polling, while `held` is true of the state; past `holdLimit` records an
+    /// issue and throws. With `cancellation`, also ends (throwing `.cancelled`) when the
+    /// caller gives up, asked every 5 ms since nothing signals it.
+    private func waitWhile(_ what: String, cancellation: Cancellation? = nil,
+                           _ held: (State) -> Bool) throws(ProviderError) {
+        let limit = state.withLock { $0.holdLimit }
+        let deadline = Date().addingTimeInterval(limit)
+        var cancelled = false
+        let released = state.wait(while: held, until: deadline, recheck: cancellation == nil ? nil : 0.005) {
+            cancelled = cancellation?.isCancelled ?? false
+            return cancelled
+        }
+        if cancelled { throw .cancelled }
+        guard released else {
+            Issue.record("InMemoryBackend: \(what) was held for \(limit) s and never released")
+            throw .unreachable("test: \(what) was never released")
+        }
+    }
 
     /// Every call fails with this until cleared.
     public func fail(with error: ProviderError?) { state.withLock { $0.failure = error } }
@@ -283,7 +349,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
                 try bytes.withUnsafeBytes { all in
                     let half = all.count / 2
                     try receive(UnsafeRawBufferPointer(rebasing: all[..<half]))
-                    waitWhileFetchesAreHeld()
+                    try waitWhileFetchesAreHeld()
                     try receive(UnsafeRawBufferPointer(rebasing: all[half...]))
                 }
             } catch {
@@ -299,19 +365,14 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         guard state.withLock({ $0.holdWholeFetches }) else { return }
         state.withLock { $0.wholeFetchesHeld += 1 }
         defer { state.withLock { $0.wholeFetchesHeld -= 1 } }
-        let deadline = Date().addingTimeInterval(10)
-        while state.withLock({ $0.holdWholeFetches }), Date() < deadline {
-            if cancellation.isCancelled { throw .cancelled }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
+        try waitWhile("a whole-file fetch", cancellation: cancellation) { $0.holdWholeFetches }
     }
 
-    private func waitWhileFetchesAreHeld() {
+    private func waitWhileFetchesAreHeld() throws(ProviderError) {
         guard state.withLock({ $0.holdFetchesHalfway }) else { return }
         state.withLock { $0.fetchesHeld += 1 }
-        let deadline = Date().addingTimeInterval(10)
-        while state.withLock({ $0.holdFetchesHalfway }), Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        state.withLock { $0.fetchesHeld -= 1 }
+        defer { state.withLock { $0.fetchesHeld -= 1 } }
+        try waitWhile("a ranged fetch") { $0.holdFetchesHalfway }
     }
 
     public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
@@ -344,7 +405,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         try call("modifyContent")
         guard let data = FileManager.default.contents(atPath: path) else { throw .localIO(path) }
         progress?.update(sent: Int64(data.count / 2))
-        while state.withLock({ $0.holdUploadsHalfway }) { usleep(5_000) }
+        try waitWhile("an upload") { $0.holdUploadsHalfway }
         progress?.update(sent: Int64(data.count))
         let (item, loseAnswer) = try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[file] else { throw .notFound }
@@ -360,7 +421,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
             return (node.item, lose)
         }
         if loseAnswer {
-            while !state.withLock({ $0.lostAnswersReleased }) { usleep(5_000) }
+            try waitWhile("an upload's lost answer") { !$0.lostAnswersReleased }
             throw .unreachable("test: the answer was lost")
         }
         runMeanwhile("modifyContent")
@@ -369,7 +430,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
 
     public func update(_ identifier: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         try call("update")
-        while changes.name != nil && state.withLock({ $0.holdRenames }) { usleep(5_000) }
+        if changes.name != nil { try waitWhile("a rename") { $0.holdRenames } }
         return try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[identifier] else { throw .notFound }
             let parent = changes.parent ?? node.item.parent
@@ -397,7 +458,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
 
     public func delete(_ identifier: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
         try call("delete")
-        while state.withLock({ $0.holdDeletes }) { usleep(5_000) }
+        try waitWhile("a delete") { $0.holdDeletes }
         try state.withLock { state throws(ProviderError) in
             guard let node = state.nodes[identifier] else { throw .notFound }
             // As the real server: conditional on the version the caller saw (If-Match).
@@ -414,7 +475,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
             }
         }
         if state.withLock({ state in defer { state.loseDeleteAnswer = false }; return state.loseDeleteAnswer }) {
-            while !state.withLock({ $0.lostAnswersReleased }) { usleep(5_000) }
+            try waitWhile("a delete's lost answer") { !$0.lostAnswersReleased }
             throw .unreachable("test: the answer was lost")
         }
     }

@@ -347,13 +347,12 @@ public final class PostgresCluster: Sendable {
             server.standardOutput = output
             server.standardError = output
             try server.run()
-            let deadline = Date().addingTimeInterval(30)
-            while server.isRunning && Date() < deadline {
-                if accepts(port: port) { return server }
-                usleep(10_000)
+            if eventually(timeout: .seconds(30), every: .milliseconds(10), { !server.isRunning || accepts(port: port) }),
+               server.isRunning {
+                return server
             }
             let running = server.isRunning
-            reap(server, grace: 0)
+            reap(server, grace: .zero)
             let said = (try? Data(contentsOf: log)).map { String(decoding: $0.dropFirst(logged), as: UTF8.self) } ?? ""
             if running { throw ProcessFailure("PostgreSQL did not accept connections within 30 s; log: \(said.suffix(3000))") }
             if said.contains("Address already in use") { throw PortTaken() }
@@ -372,20 +371,13 @@ public final class PostgresCluster: Sendable {
         /// Waits up to `grace` for the server to exit (pg_ctl has stopped it), then kills its
         /// process group (runuser and the server; the backends, each in a session of its own,
         /// see the server gone and exit) and reaps it.
-        private func reap(_ server: Process, grace: TimeInterval = 10) {
-            let deadline = Date().addingTimeInterval(grace)
-            while server.isRunning && Date() < deadline { usleep(10_000) }
-            if server.isRunning {
-                // Foundation spawns each child in a process group of its own.
-                kill(-server.processIdentifier, SIGKILL)
-                kill(server.processIdentifier, SIGKILL)
-            }
-            server.waitUntilExit()
+        private func reap(_ server: Process, grace: Duration = .seconds(10)) {
+            ChildProcess.stop(server, grace: grace, terminating: false)
         }
 
         /// pg_ctl on this cluster, with a deadline past its own `-t 30`, so that pg_ctl says
         /// what it waited for.
-        private func pgCtl(_ arguments: [String]) throws -> Outcome {
+        private func pgCtl(_ arguments: [String]) throws -> ProcessOutcome {
             try PostgresCluster.execute(programs.appendingPathComponent("pg_ctl"), ["-D", data.path] + arguments,
                                         as: account, in: directory, timeout: 40)
         }
@@ -452,12 +444,6 @@ public final class PostgresCluster: Sendable {
 
     // MARK: Child processes
 
-    fileprivate struct Outcome {
-        let status: Int32
-        let out: String
-        let err: String
-    }
-
     /// Sets `process` up to run `program` as `account` (through runuser; nil: as this
     /// process) in `directory`. The environment is this process's without its PG* variables
     /// (a PGHOST, PGDATA or PGSERVICE of the machine must not redirect the tests), with a 10 s
@@ -479,39 +465,14 @@ public final class PostgresCluster: Sendable {
         if let directory { process.currentDirectoryURL = directory }
     }
 
-    /// Runs `program` (see `prepare`) and returns its exit status and output; throws when it
-    /// outlives `timeout`, after killing its process group (runuser's child too) and reaping
-    /// it. Only for programs that leave nothing running: a daemon left behind would hold
-    /// Foundation's exit-watching socket, and the wait would run to the deadline.
+    /// Runs `program` (see `prepare`) to its end with the shared runner (`run`), which kills
+    /// its process group (runuser's child too) past `timeout`.
     fileprivate static func execute(_ program: URL, _ arguments: [String], as account: TestAccount? = nil, in directory: URL? = nil,
-                                    password: String? = nil, timeout: TimeInterval = 30) throws -> Outcome {
+                                    password: String? = nil, timeout: TimeInterval = 30) throws -> ProcessOutcome {
         let process = Process()
         prepare(process, program, arguments, as: account, in: directory, password: password)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pg-run-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        defer { try? out.close(); try? err.close() }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        let timedOut = process.isRunning
-        if timedOut {
-            kill(-process.processIdentifier, SIGKILL)
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        let said = (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        if timedOut {
-            throw ProcessFailure("\(program.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s; stderr: \(said)")
-        }
-        return Outcome(status: process.terminationStatus, out: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "", err: said)
+        return try run(process.executableURL!, process.arguments ?? [], timeout: timeout, environment: process.environment,
+                       inheritEnvironment: false, directory: directory)
     }
 }
 

@@ -54,13 +54,7 @@ public final class ServerProcess: @unchecked Sendable {
     /// SIGTERM, then SIGKILL after a deadline. Returns the exit status.
     @discardableResult
     public func stop() -> Int32 {
-        guard process.isRunning else { return process.terminationStatus }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(15)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        ChildProcess.stop(process, grace: .seconds(15))
     }
 
     deinit { stop() }
@@ -91,38 +85,6 @@ public final class ServerProcess: @unchecked Sendable {
 public struct ProcessFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
-}
-
-/// Runs a command with optional stdin and a deadline; returns exit status, stdout, stderr.
-@discardableResult
-public func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, timeout: TimeInterval = 60,
-                environment: [String: String]? = nil) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: outURL)
-    process.standardError = try FileHandle(forWritingTo: errURL)
-    let input = Pipe()
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        throw ProcessFailure("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(Int(timeout)) s")
-    }
-    process.waitUntilExit()
-    return (process.terminationStatus, try String(contentsOf: outURL, encoding: .utf8), try String(contentsOf: errURL, encoding: .utf8))
 }
 
 /// curl, as a user would call the API. Secrets go through stdin or a header file, not argv.

@@ -14,6 +14,19 @@ public func eventually(timeout: Duration = .seconds(10), every interval: Duratio
     }
 }
 
+/// `eventually` for async tests: polls with `Task.sleep`, so the wait holds no thread of the
+/// cooperative pool while what it waits for (a server's tasks, a background thumbnail) needs
+/// one. In an async context a call of `eventually` resolves to this one.
+public func eventually(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(25),
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: interval)
+    }
+}
+
 /// Whether this machine can mount FUSE filesystems. The real-mount suites are enabled by
 /// it; CI always can (`scripts/test` installs fuse3), so there they always run.
 public let fuseAvailable = FileManager.default.fileExists(atPath: "/dev/fuse")

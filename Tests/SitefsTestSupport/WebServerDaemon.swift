@@ -27,35 +27,29 @@ enum WebServerDaemon {
     }
 
     private static func serves(_ url: String, process: Process, credentials: BasicCredentials?) -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.isRunning {
+        var ready = false
+        _ = eventually(timeout: .seconds(30), every: .milliseconds(50)) {
+            guard process.isRunning else { return true }
             // Credentials as a config on stdin (`-K -`), off argv.
             let answer = try? run(URL(fileURLWithPath: "/usr/bin/curl"), ["-q", "-s", "--noproxy", "*", "--max-time", "5", "-K", "-", url],
                                   stdin: credentials?.curlConfig ?? "", timeout: 10)
-            if answer?.out == "ready" { return true }
-            usleep(50_000)
+            ready = answer?.out == "ready"
+            return ready
         }
-        return false
+        return ready
     }
 
     /// SIGTERM to the master, which stops its workers and exits; after `grace`, SIGKILL to the
     /// master and its workers, since a master killed alone leaves its workers serving (Apache's
     /// do). The workers are the master's children and in its process group, one of its own:
     /// Foundation's Process spawns with POSIX_SPAWN_SETPGROUP.
-    static func stop(_ process: Process, grace: TimeInterval = 10) {
+    static func stop(_ process: Process, grace: Duration = .seconds(10)) {
         guard process.isRunning else { return }
         let master = process.processIdentifier
-        process.terminate()
-        let deadline = Date().addingTimeInterval(grace)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            let workers = (try? String(contentsOfFile: "/proc/\(master)/task/\(master)/children", encoding: .utf8))?
+        ChildProcess.stop(process, grace: grace) {
+            (try? String(contentsOfFile: "/proc/\(master)/task/\(master)/children", encoding: .utf8))?
                 .split(whereSeparator: \.isWhitespace).compactMap { pid_t($0) } ?? []
-            kill(-master, SIGKILL)
-            for worker in workers { kill(worker, SIGKILL) }
-            kill(master, SIGKILL)
         }
-        process.waitUntilExit()
     }
 
     /// The text of a log file, empty while there is none.

@@ -34,12 +34,12 @@ public final class WsgiDAVServer: @unchecked Sendable {
             let url = "http://127.0.0.1:\(port)"
             let marker = ".sitefs-ready-\(UUID().uuidString)"
             _ = FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data("ready".utf8))
-            let deadline = Date().addingTimeInterval(30)
             var ready = false
-            while Date() < deadline, process.isRunning, !ready {
+            _ = eventually(timeout: .seconds(30), every: .milliseconds(50)) {
+                guard process.isRunning else { return true }
                 ready = (try? run(URL(fileURLWithPath: "/usr/bin/curl"), ["-q", "-s", "--noproxy", "*", "--max-time", "5", "\(url)/\(marker)"],
                                   timeout: 10))?.out == "ready"
-                if !ready { usleep(50_000) }
+                return ready
             }
             try? FileManager.default.removeItem(at: root.appendingPathComponent(marker))
             if ready, process.isRunning {
@@ -48,8 +48,7 @@ public final class WsgiDAVServer: @unchecked Sendable {
                 return
             }
             lastError = Self.text(of: logFile)
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            ChildProcess.stop(process, grace: .seconds(1))
         }
         throw ProcessFailure("WsgiDAV did not start (is it installed? scripts/test installs it): \(lastError.suffix(2000))")
     }
@@ -64,11 +63,7 @@ public final class WsgiDAVServer: @unchecked Sendable {
     /// a throwaway server has nothing to flush (its disk is the test's to check).
     public func stop() {
         guard let started, started.isRunning else { return }
-        started.terminate()
-        let deadline = Date().addingTimeInterval(1)
-        while started.isRunning && Date() < deadline { usleep(20_000) }
-        if started.isRunning { kill(started.processIdentifier, SIGKILL) }
-        started.waitUntilExit()
+        ChildProcess.stop(started, grace: .seconds(1))
     }
 
     deinit { stop() }

@@ -42,9 +42,7 @@ struct WebDAVSignInTests {
         try #require(mount.status == 0, "\(mount.err)")
         defer {
             _ = try? sitefs(["unmount", mountpoint.path])
-            if MountFixture.isMounted(mountpoint.path) {
-                _ = try? run(URL(fileURLWithPath: "/bin/fusermount3"), ["-u", "-z", mountpoint.path], timeout: 15)
-            }
+            MountTable.release(mountpoint.path)
         }
         #expect(try run(URL(fileURLWithPath: "/bin/ls"), [mountpoint.path]).out == "Harbour Tower\n")
         #expect(try run(URL(fileURLWithPath: "/bin/sh"), ["-c", "echo signed > '\(mountpoint.path)/Harbour Tower/a.txt'"]).status == 0)

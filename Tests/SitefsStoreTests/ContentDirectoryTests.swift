@@ -1,0 +1,125 @@
+import Foundation
+import SitefsProvider
+import SitefsStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache's content areas: a local copy per item, and snapshots in staging that are on
+/// the disk, name and bytes, before a save returns.
+@Suite struct ContentDirectoryTests {
+    private func write(_ text: String, to path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0, "open \(path): \(ContentDirectory.lastError)")
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) } == bytes.count)
+        return descriptor
+    }
+
+    private func text(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+
+    private func info(_ path: String) -> stat {
+        var info = stat()
+        _ = lstat(path, &info)
+        return info
+    }
+
+    @Test func itsAreasArePrivateToTheUser() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        for area in [directory.content, directory.staging] {
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: area.path)[.posixPermissions] as? Int)
+            #expect(mode == 0o700, "\(area.lastPathComponent)")
+        }
+    }
+
+    @Test func everyItemHasACopyPathOfItsOwnInsideContent() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        // Server ids are opaque: separators, dots and slashes must neither collide nor escape.
+        let identifiers = [ItemIdentifier(site: "a-b", id: "c"), ItemIdentifier(site: "a", id: "b-c"),
+                           ItemIdentifier(site: "1", id: "../../etc"), ItemIdentifier(site: "1", id: "x/y"),
+                           ItemIdentifier(site: "1", id: "local:1"), ItemIdentifier(site: "1", id: "")]
+        let paths = identifiers.map(directory.copyPath(for:))
+        #expect(Set(paths).count == identifiers.count)
+        for path in paths {
+            #expect(URL(fileURLWithPath: path).deletingLastPathComponent().path == directory.content.path, "\(path)")
+        }
+        #expect(directory.copyPath(for: identifiers[0]) == paths[0], "the same item, the same path")
+    }
+
+    @Test func aSnapshotCopiedIntoStagingHasTheBytesAndOutlivesTheCopy() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let copy = directory.copyPath(for: ItemIdentifier(site: "1", id: "7"))
+        let descriptor = try write("the saved text", to: copy)
+        defer { close(descriptor) }
+        let staged = try directory.stage(from: descriptor)
+        #expect(URL(fileURLWithPath: staged).deletingLastPathComponent().path == directory.staging.path)
+        #expect(info(staged).st_ino != info(copy).st_ino, "a copy, not a link")
+        // The copy changes on: the snapshot keeps what was saved.
+        _ = try write("edited after the save", to: copy)
+        #expect(try text(staged) == "the saved text")
+    }
+
+    @Test func aSnapshotLinkedIntoStagingIsTheSameFile() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let copy = directory.copyPath(for: ItemIdentifier(site: "1", id: "7"))
+        let descriptor = try write("linked", to: copy)
+        defer { close(descriptor) }
+        let staged = try #require(try directory.stage(linking: copy, descriptor: descriptor), "the temporary directory has hard links")
+        #expect(info(staged).st_ino == info(copy).st_ino && info(copy).st_nlink == 2)
+        #expect(try text(staged) == "linked")
+        // The copy's name is free again at once (a later open makes a new copy there).
+        directory.discardCopy(at: copy)
+        #expect(access(copy, F_OK) != 0)
+        #expect(try text(staged) == "linked")
+    }
+
+    @Test func aLinkToAnotherFileThanTheOneOpenIsRefused() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let copy = directory.copyPath(for: ItemIdentifier(site: "1", id: "7"))
+        let other = try write("another file", to: directory.copyPath(for: ItemIdentifier(site: "1", id: "8")))
+        defer { close(other) }
+        _ = try write("the copy", to: copy)
+        #expect(try directory.stage(linking: copy, descriptor: other) == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.staging.path).isEmpty, "the wrong link was left in staging")
+        #expect(try directory.stage(linking: scratch.path("missing"), descriptor: other) == nil)
+    }
+
+    @Test func copyAllCopiesEveryByteFromTheStart() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        // Larger than one buffer of the fallback, not a multiple of it.
+        let bytes = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Data(bytes).write(to: scratch.url.appendingPathComponent("source"))
+        let target = open(scratch.path("target"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(target) }
+        #expect(ContentDirectory.copyFile(from: scratch.path("source"), to: target))
+        #expect(try Data(contentsOf: scratch.url.appendingPathComponent("target")) == Data(bytes))
+        #expect(!ContentDirectory.copyFile(from: scratch.path("missing"), to: target))
+    }
+
+    @Test func leftoversGoButWhatTheJournalNamesAndPinnedCopiesStay() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let journaled = directory.staging.appendingPathComponent("journaled").path
+        let orphan = directory.staging.appendingPathComponent("orphan").path
+        let pinned = directory.copyPath(for: ItemIdentifier(site: "1", id: "p"))
+        let old = directory.copyPath(for: ItemIdentifier(site: "1", id: "o"))
+        for path in [journaled, orphan, pinned, old] { close(try write(path, to: path)) }
+        directory.removeLeftovers(keeping: [journaled], copies: [pinned])
+        #expect(access(journaled, F_OK) == 0 && access(pinned, F_OK) == 0)
+        #expect(access(orphan, F_OK) != 0 && access(old, F_OK) != 0)
+    }
+}

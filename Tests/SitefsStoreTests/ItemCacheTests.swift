@@ -1,0 +1,178 @@
+import Logging
+import SitefsProvider
+import SitefsStore
+import Testing
+
+/// What the mount knows of the server's tree: listings kept current by the mount's own
+/// operations, so `ls` after `mv`, `rm` or a new file shows them without asking the server.
+@Suite struct ItemCacheTests {
+    private func cache(listing items: [ProviderItem], of folder: ItemIdentifier = Tree.plans) -> ItemCache {
+        let cache = ItemCache(maxAge: .seconds(3600))
+        cache.store(items)
+        cache.storeListing(ItemCache.Listing(names: items.map(\.name), identifiers: items.map(\.identifier)), of: folder)
+        return cache
+    }
+
+    @Test func aNewItemJoinsItsParentsListingAtTheEnd() {
+        let a = Tree.item("1", "a.txt"), b = Tree.item("2", "b.txt")
+        let cache = cache(listing: [b, a])
+        let c = Tree.item("3", "c.txt")
+        #expect(cache.upsert(c) == nil, "a new item was listed nowhere before")
+        #expect(cache.listing(of: Tree.plans)?.names == ["b.txt", "a.txt", "c.txt"])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "c.txt") == c.identifier)
+        #expect(cache.item(c.identifier) == c)
+        #expect(cache.itemCount == 3)
+    }
+
+    @Test func aRenameKeepsItsPlaceAndSaysWhereItWas() throws {
+        let a = Tree.item("1", "a.txt"), b = Tree.item("2", "b.txt")
+        let cache = cache(listing: [a, b])
+        var renamed = a
+        renamed.name = "z.txt"
+        let former = try #require(cache.upsert(renamed))
+        #expect(former.parent == Tree.plans && former.name == "a.txt")
+        #expect(cache.listing(of: Tree.plans)?.names == ["z.txt", "b.txt"])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "a.txt") == nil)
+    }
+
+    @Test func aNewVersionOfTheSameNameIsNoEntryChange() {
+        let a = Tree.item("1", "a.txt")
+        let cache = cache(listing: [a])
+        var saved = a
+        saved.size = 99
+        saved.version = "v2"
+        #expect(cache.upsert(saved) == nil)
+        #expect(cache.item(a.identifier)?.size == 99)
+        #expect(cache.listing(of: Tree.plans)?.names == ["a.txt"])
+    }
+
+    @Test func namesAreFoundByTheirBytesNotByCanonicalEquivalence() {
+        // "café" composed and decomposed are two documents on the server (`ItemName.same`).
+        let composed = Tree.item("1", "caf\u{E9}.txt"), decomposed = Tree.item("2", "cafe\u{301}.txt")
+        let cache = cache(listing: [composed, decomposed])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "caf\u{E9}.txt") == composed.identifier)
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "cafe\u{301}.txt") == decomposed.identifier)
+        var renamed = decomposed
+        renamed.name = "other.txt"
+        cache.upsert(renamed)
+        #expect(cache.listing(of: Tree.plans)?.names.map { Array($0.utf8) } == [Array("caf\u{E9}.txt".utf8), Array("other.txt".utf8)])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "caf\u{E9}.txt") == composed.identifier)
+    }
+
+    @Test func aMoveLeavesTheOldListingAndJoinsTheNewOne() throws {
+        let a = Tree.item("1", "a.txt"), b = Tree.item("2", "b.txt"), d = Tree.item("3", "d.txt", in: Tree.drawings)
+        let cache = cache(listing: [a, b])
+        cache.store([d])
+        cache.storeListing(ItemCache.Listing(names: ["d.txt"], identifiers: [d.identifier]), of: Tree.drawings)
+        var moved = a
+        moved.parent = Tree.drawings
+        let former = try #require(cache.upsert(moved))
+        #expect(former.parent == Tree.plans && former.name == "a.txt")
+        #expect(cache.listing(of: Tree.plans)?.names == ["b.txt"])
+        #expect(cache.listing(of: Tree.drawings)?.names == ["d.txt", "a.txt"])
+    }
+
+    @Test func aRemovedItemLeavesItsFolderAndTakesItsOwnListing() throws {
+        let folder = Tree.item("20", "Old", kind: .folder), b = Tree.item("2", "b.txt")
+        let cache = cache(listing: [folder, b])
+        let inside = Tree.item("21", "inside.txt", in: folder.identifier)
+        cache.store([inside])
+        cache.storeListing(ItemCache.Listing(names: ["inside.txt"], identifiers: [inside.identifier]), of: folder.identifier)
+        let former = try #require(cache.remove(folder.identifier))
+        #expect(former.parent == Tree.plans && former.name == "Old")
+        #expect(cache.item(folder.identifier) == nil)
+        #expect(cache.listing(of: folder.identifier) == nil)
+        #expect(cache.listing(of: Tree.plans)?.names == ["b.txt"])
+        #expect(cache.remove(folder.identifier) == nil, "removed twice")
+    }
+
+    @Test func aForgottenListingTakesItsItemsFreshnessWithIt() {
+        let a = Tree.item("1", "a.txt")
+        let cache = cache(listing: [a])
+        cache.forgetListing(of: Tree.plans)
+        #expect(cache.listing(of: Tree.plans, ignoringAge: true) == nil)
+        #expect(cache.item(a.identifier) == nil, "an item of a forgotten listing is asked of the server again")
+    }
+
+    @Test func aListingFetchGetsWhatChangedInTheFolderWhileItsPagesCame() {
+        let a = Tree.item("1", "a.txt"), b = Tree.item("2", "b.txt")
+        let cache = cache(listing: [a, b])
+        let fetch = cache.beginListing(of: Tree.plans)
+        // Meanwhile here: a renamed, b deleted, c created.
+        var renamed = a
+        renamed.name = "a2.txt"
+        cache.upsert(renamed)
+        cache.remove(b.identifier)
+        let c = Tree.item("3", "c.txt")
+        cache.upsert(c)
+        // The server's pages, from before all that.
+        let stored = cache.storeListing(ItemCache.Listing(names: ["a.txt", "b.txt"], identifiers: [a.identifier, b.identifier]),
+                                        fetch: fetch)
+        #expect(stored.names == ["a2.txt", "c.txt"])
+        #expect(cache.listing(of: Tree.plans)?.names == ["a2.txt", "c.txt"])
+        #expect(cache.rememberedChanges == 0)
+    }
+
+    @Test func aListingFetchOverlappedByAForgetIsNotStored() {
+        let a = Tree.item("1", "a.txt")
+        let cache = cache(listing: [a])
+        let fetch = cache.beginListing(of: Tree.plans)
+        cache.forgetListing(of: Tree.plans)
+        let fetched = ItemCache.Listing(names: ["a.txt"], identifiers: [a.identifier])
+        #expect(cache.storeListing(fetched, fetch: fetch).names == ["a.txt"])
+        #expect(cache.listing(of: Tree.plans, ignoringAge: true) == nil, "an outcome unknown: the next lookup asks the server")
+    }
+}
+
+/// The cache over its database: a remount starts warm, trusted only after a clean unmount.
+@Suite struct WarmStartTests {
+    private let logger = Logger(label: "sitefs.store-tests")
+
+    @Test func whatAMountKnewIsFreshAfterACleanUnmountAndStaleAfterAKill() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let a = Tree.item("1", "a.txt"), b = Tree.item("2", "b.txt")
+        do {
+            let database = try MetadataDatabase(path: scratch.path("metadata.sqlite"), logger: logger)
+            let cache = ItemCache(maxAge: .seconds(60), persistence: database)
+            cache.store([a, b])
+            cache.storeListing(ItemCache.Listing(names: ["a.txt", "b.txt"], identifiers: [a.identifier, b.identifier]), of: Tree.plans)
+            database.markCleanShutdown()
+        }
+        do {
+            // After a clean unmount: trusted as it is (the change feed brings it up to date).
+            let database = try MetadataDatabase(path: scratch.path("metadata.sqlite"), logger: logger)
+            let cache = ItemCache(maxAge: .seconds(60), persistence: database)
+            #expect(cache.listing(of: Tree.plans)?.names == ["a.txt", "b.txt"])
+            #expect(cache.item(b.identifier, notOlderThan: .seconds(60)) == b)
+            database.flush()  // and this run is killed: no mark
+        }
+        // After a kill: known, but asked of the server before it is used.
+        let database = try MetadataDatabase(path: scratch.path("metadata.sqlite"), logger: logger)
+        let cache = ItemCache(maxAge: .seconds(60), persistence: database)
+        #expect(cache.listing(of: Tree.plans) == nil)
+        #expect(cache.listing(of: Tree.plans, ignoringAge: true)?.names == ["a.txt", "b.txt"], "kept for browsing offline")
+        #expect(cache.item(a.identifier, notOlderThan: .seconds(60)) == nil)
+        #expect(cache.item(a.identifier) == a)
+    }
+
+    @Test func itemsOnlyThisMountHasAreNotWrittenToTheCache() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let a = Tree.item("1", "a.txt"), local = Tree.item(ItemIdentifier.localPrefix + "7", "new.txt")
+        do {
+            let database = try MetadataDatabase(path: scratch.path("metadata.sqlite"), logger: logger)
+            let cache = ItemCache(maxAge: .seconds(60), persistence: database)
+            cache.store([a, local])
+            cache.upsert(local)
+            cache.storeListing(ItemCache.Listing(names: ["a.txt", "new.txt"], identifiers: [a.identifier, local.identifier]), of: Tree.plans)
+            #expect(cache.listing(of: Tree.plans)?.names == ["a.txt", "new.txt"])
+            database.markCleanShutdown()
+        }
+        // They come back from the upload journal, not from here.
+        let cache = ItemCache(maxAge: .seconds(60), persistence: try MetadataDatabase(path: scratch.path("metadata.sqlite"), logger: logger))
+        #expect(cache.item(local.identifier) == nil)
+        #expect(cache.item(a.identifier) == a)
+        #expect(cache.listing(of: Tree.plans)?.names == ["a.txt"])
+    }
+}
