@@ -219,6 +219,7 @@ let package = Package(
             name: "SitefsStoreTests",
             dependencies: ["SitefsStore", "SitefsProvider", "SitefsAPI", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "SitefsConcurrencyTests", dependencies: ["SitefsConcurrency"]),
         .testTarget(name: "SitefsWebDAVTests", dependencies: ["SitefsWebDAV"]),
         .testTarget(
             name: "SitefsWebDAVBackendTests",

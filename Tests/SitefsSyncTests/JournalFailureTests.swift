@@ -181,13 +181,9 @@ private final class SmallDisk {
     }
 
     private static func run(_ program: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw POSIXError(.EIO, userInfo: [NSLocalizedDescriptionKey: "\(program) \(arguments) exited \(process.terminationStatus)"])
+        let outcome = try SitefsTestSupport.run(URL(fileURLWithPath: program), arguments, timeout: 30)
+        guard outcome.status == 0 else {
+            throw POSIXError(.EIO, userInfo: [NSLocalizedDescriptionKey: "\(program) \(arguments): \(outcome.err)"])
         }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import SitefsStore
 import Testing
 
 #if canImport(Glibc)

@@ -1,4 +1,3 @@
-import SitefsStore
 import Testing
 import SitefsConcurrency
 
