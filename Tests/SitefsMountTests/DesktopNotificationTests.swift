@@ -79,6 +79,48 @@ extension DesktopNotificationTests {
     }
 }
 
+extension DesktopNotificationTests {
+    /// The cache folder's disk fills up: a save that cannot be journaled fails its close()
+    /// with EIO, the local copy keeps the edit, `sitefs status` and a notification say why;
+    /// with room again the next save goes through and the status clears.
+    @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a small tmpfs"))
+    func aJournalThatCannotBeWrittenFailsTheSaveKeepsTheEditAndIsNotified() throws {
+        let fixture = try MountFixture(mounting: false)
+        defer { fixture.tearDown() }
+        let disk = try SmallDisk(bytes: 16 << 20, at: fixture.cache.path)
+        fixture.mount.onTearDown { disk.unmount() }  // after the daemon is gone
+        let bus = try mountOnAPrivateBus(fixture)
+        defer { bus.stop() }
+
+        // Written before the disk fills (a write-only handle's writes reach the daemon at
+        // once), closed after: staging links the copy, the journal needs a new page.
+        let path = fixture.path("Riverside/minutes.txt")
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(descriptor >= 0, "open: errno \(errno)")
+        let edit = Array("kept on this computer\n".utf8)
+        #expect(write(descriptor, edit, edit.count) == edit.count)
+        try disk.fill()
+        let closed = close(descriptor)
+        let closeError = errno
+        #expect(closed == -1 && closeError == EIO, "close() of a save that cannot be journaled: \(closed), errno \(closeError)")
+
+        let status = try fixture.sitefs(["status", fixture.mountpoint.path])
+        #expect(status.out.contains("journal: the upload journal cannot be written"), "\(status.out)")
+        let notice = bus.waitForNotification { ($0["summary"] as? String)?.contains("saves cannot be recorded") == true }
+        let body = try #require(notice?["body"] as? String, "no notification; recorded: \(bus.recorded)")
+        #expect(body.contains("cannot be written"), "\(body)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "kept on this computer\n", "the edit is gone")
+
+        disk.free()
+        let again = try fixture.shell("printf 'saved once there was room\\n' > Riverside/minutes.txt")
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Riverside/minutes.txt") == "saved once there was room\n")
+        let clear = try fixture.sitefs(["status", fixture.mountpoint.path])
+        #expect(!clear.out.contains("journal:"), "\(clear.out)")
+    }
+}
+
 /// `dbus-daemon --session` on a socket in a temp folder, with the notification listener
 /// owning org.freedesktop.Notifications on it. `stop()` ends both.
 final class PrivateSessionBus {

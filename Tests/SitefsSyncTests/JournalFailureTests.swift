@@ -11,7 +11,7 @@ import Testing
 /// tmpfs holds the journal (staging stays on the ordinary disk, as a journal write is what
 /// is under test). What a close() was told is safe is never lost, what cannot be recorded
 /// fails its caller, and the user is told. Mounting a tmpfs needs root, which CI has.
-@Suite(.serialized, .enabled(if: getuid() == 0, "needs root to mount a small tmpfs"))
+@Suite(.serialized, .enabled(if: SmallDisk.canMount, "needs root to mount a small tmpfs"))
 final class JournalFailureTests {
     private let staging = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-journal-fail-\(UUID().uuidString)")
     private let disk: SmallDisk
@@ -139,51 +139,4 @@ final class JournalFailureTests {
 /// What the uploader told through `onJournalTrouble`, in order.
 private final class TroubleLog: Sendable {
     let reports = Mutex<[String?]>([])
-}
-
-/// A tmpfs of a few hundred KiB mounted on a temporary folder: a disk that fills up for real.
-private final class SmallDisk {
-    let path: String
-    private var filler: String { path + "/filler" }
-
-    init(bytes: Int) throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-small-disk-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
-    }
-
-    /// Writes a file until the disk is full (ENOSPC).
-    func fill() throws {
-        let descriptor = open(filler, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw POSIXError(.EIO) }
-        defer { close(descriptor) }
-        var chunk = [UInt8](repeating: 0x55, count: 4096)
-        var size = chunk.count
-        while size > 0 {
-            let written = chunk.withUnsafeMutableBytes { write(descriptor, $0.baseAddress, size) }
-            if written < 0 {
-                guard errno == ENOSPC else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                size /= 2
-            }
-        }
-        chunk.removeAll()
-    }
-
-    func free() { unlink(filler) }
-
-    func remount(readOnly: Bool) throws {
-        try Self.run("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
-    }
-
-    func unmount() {
-        try? Self.run("/bin/umount", ["-l", path])
-        rmdir(path)
-    }
-
-    private static func run(_ program: String, _ arguments: [String]) throws {
-        let outcome = try SitefsTestSupport.run(URL(fileURLWithPath: program), arguments, timeout: 30)
-        guard outcome.status == 0 else {
-            throw POSIXError(.EIO, userInfo: [NSLocalizedDescriptionKey: "\(program) \(arguments): \(outcome.err)"])
-        }
-    }
 }
