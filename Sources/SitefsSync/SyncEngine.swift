@@ -251,12 +251,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// The whole queue, for `sitefs status` and `sitefs sync`, with the items not simply on
     /// the server and the callers blocked in `settle`.
-    public var status: SyncStatus {
-        var status = uploader.status
-        status.busyItems = uploader.busyItems
-        status.settling = uploader.settleWaiterCount
-        return status
-    }
+    public var status: SyncStatus { uploader.status }
 
     /// What the user keeps on this device, and which local copies hold a pinned file's server
     /// version (see `PinRegistry`), as of one moment. A leaf lock.

@@ -149,7 +149,7 @@ extension Uploader {
                 try write.apply(to: journal)
             } catch {
                 unwrittenJournal.postpone(until: clock.now + Self.journalRetryInterval)
-                _ = unwrittenJournal.failed("\(error)")
+                _ = unwrittenJournal.failed(Self.troubleReason(error))
                 return
             }
             unwrittenJournal.written(write.row)
@@ -162,7 +162,7 @@ extension Uploader {
     /// trouble through `onJournalTrouble`, off the lock. `refused`: the caller is told it
     /// failed (nothing was changed); otherwise the write is owed. Call with `condition` locked.
     func journalFailedLocked(_ what: String, _ error: any Error, refused: Bool = false) {
-        let reason = "the upload journal cannot be written (\(error))"
+        let reason = Self.troubleReason(error)
         if refused {
             logger.error("\(what) failed: \(reason)")
         } else {
@@ -188,6 +188,9 @@ extension Uploader {
             return reason + (owed > 0 ? "; \(owed) changes wait to be recorded" : "") + "; saves fail while it cannot be written"
         }
     }
+
+    /// What `sitefs status` and the notification say is wrong.
+    private static func troubleReason(_ error: any Error) -> String { "the upload journal cannot be written (\(error))" }
 
     private static func describe(_ write: JournalWrite) -> String {
         switch write {

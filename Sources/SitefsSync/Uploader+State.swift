@@ -50,24 +50,6 @@ extension Uploader {
         published.withLock { $0[identifier] }
     }
 
-    /// Callers blocked in `waitUntilIdle` now.
-    var settleWaiterCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return settleWaiters
-    }
-
-    /// Every item with a save or rename queued, in flight or failed: the ones whose state is
-    /// not simply "on the server".
-    var busyItems: Set<ItemIdentifier> {
-        condition.lock()
-        defer { condition.unlock() }
-        var items = Set(saves.queued.keys).union(saves.inFlight.keys).union(saves.failures.keys)
-        items.formUnion(renames.all.map(\.identifier))
-        items.formUnion(operations.all.map(\.identifier))
-        return items
-    }
-
     /// Where the item stands, read under one lock.
     func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()
@@ -103,6 +85,8 @@ extension Uploader {
         }
     }
 
+    /// The whole queue, read under one lock: counts, progress, failures, records, the items
+    /// not simply on the server (`busyItems`) and the callers blocked in `waitUntilIdle`.
     public var status: Status {
         condition.lock()
         defer { condition.unlock() }
@@ -117,6 +101,10 @@ extension Uploader {
         status.remade = records.remadeFolders
         status.rescued = records.rescues
         status.journalProblem = journalProblemLocked
+        // Every item with a save, rename or operation queued, in flight or failed.
+        status.busyItems = Set(saves.queued.keys).union(saves.inFlight.keys).union(saves.failures.keys)
+            .union(renames.all.map(\.identifier)).union(operations.all.map(\.identifier))
+        status.settling = settleWaiters
         return status
     }
 }
