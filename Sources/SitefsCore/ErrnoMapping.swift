@@ -12,6 +12,8 @@ extension ProviderError {
         case .invalidName: return .invalidArgument
         case .crossSite: return .improperLink
         case .versionMismatch: return .ioError
+        // In use by someone else, as a busy file is: the call may work once they are done.
+        case .locked: return .resourceBusy
         case .refused(let status, let code, _):
             switch code {
             case "not_a_folder": return .notDirectory

@@ -38,6 +38,20 @@ public protocol DocumentBackend: Sendable {
     /// `version` is not the current one any more.
     func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]?
 
+    /// Whether the server locks items (see `ProviderLock`). Asked once per mount, after the
+    /// first successful call; may ask the server.
+    var lockSupport: LockSupport { get }
+
+    /// Takes a lock for editing on `file`, or refreshes it when this backend holds it
+    /// already (a new `timeout` from now). While held, every write this backend sends on
+    /// the item carries the lock's token, so only this mount may change it.
+    /// `.locked(by:)` when someone else holds it.
+    func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock
+
+    /// Releases this backend's lock on `file`. Nothing to do (no error) when it holds none,
+    /// or the server had already ended it.
+    func unlock(_ file: ItemIdentifier) throws(ProviderError)
+
     /// Whether `changes(since:waitingUpTo:cancellation:)` can hold its answer until there is
     /// a change (a long-poll), instead of answering at once.
     var waitsForChanges: Bool { get }
@@ -51,6 +65,14 @@ public protocol DocumentBackend: Sendable {
 
 extension DocumentBackend {
     public var waitsForChanges: Bool { false }
+
+    public var lockSupport: LockSupport { .unsupported(reason: "this backend does not lock") }
+
+    public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {
+        throw .refused(status: 501, code: "locks_unsupported", message: "this server does not lock items")
+    }
+
+    public func unlock(_ file: ItemIdentifier) throws(ProviderError) {}
 
     /// Servers that make no pictures of their files (WebDAV).
     public func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]? { nil }

@@ -14,6 +14,9 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
     case invalidName(String)
     /// The item changed since the version the call was based on (412).
     case versionMismatch(current: ProviderItem?)
+    /// Someone else holds a lock on the item (423): no write of content, name or existence
+    /// goes through until it is released or expires. `by`: the holder, when the server said.
+    case locked(by: ProviderLock?)
     /// Moves only happen within a site.
     case crossSite
     /// Another refusal the server explained (400/409/413/416 ...).
@@ -46,6 +49,7 @@ public enum ProviderError: Error, Sendable, CustomStringConvertible {
         case .nameTaken(let message): return "name taken: \(message)"
         case .invalidName(let message): return "invalid name: \(message)"
         case .versionMismatch: return "the server has a newer version"
+        case .locked(let lock): return lock.map { "locked for editing by \($0.description)" } ?? "locked for editing by someone else"
         case .crossSite: return "items move only within their site"
         case .refused(let status, let code, let message): return "refused (\(status) \(code)): \(message)"
         case .unreachable(let message): return "server unreachable: \(message)"

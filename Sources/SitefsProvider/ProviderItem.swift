@@ -26,10 +26,13 @@ public struct ProviderItem: Sendable, Equatable {
     /// The content version (etag) uploads are conditional on.
     public var version: String
     public var capabilities: Capabilities
+    /// Someone's lock for editing (see `ProviderLock`); nil when the file is free or the
+    /// server does not lock. Not part of the version: taking a lock changes no content.
+    public var lock: ProviderLock?
 
     public init(identifier: ItemIdentifier, parent: ItemIdentifier?, name: String, kind: Kind, size: Int64,
                 created: Timestamp, modified: Timestamp, createdBy: String, modifiedBy: String, version: String,
-                capabilities: Capabilities) {
+                capabilities: Capabilities, lock: ProviderLock? = nil) {
         self.identifier = identifier
         self.parent = parent
         self.name = name
@@ -41,6 +44,7 @@ public struct ProviderItem: Sendable, Equatable {
         self.modifiedBy = modifiedBy
         self.version = version
         self.capabilities = capabilities
+        self.lock = lock
     }
 
     /// Names and versions are compared as bytes (see `ItemName.same`): a rename from one
@@ -49,7 +53,7 @@ public struct ProviderItem: Sendable, Equatable {
         lhs.identifier == rhs.identifier && lhs.parent == rhs.parent && ItemName.same(lhs.name, rhs.name) && lhs.kind == rhs.kind
             && lhs.size == rhs.size && lhs.created == rhs.created && lhs.modified == rhs.modified
             && ItemName.same(lhs.createdBy, rhs.createdBy) && ItemName.same(lhs.modifiedBy, rhs.modifiedBy)
-            && ItemName.same(lhs.version, rhs.version) && lhs.capabilities == rhs.capabilities
+            && ItemName.same(lhs.version, rhs.version) && lhs.capabilities == rhs.capabilities && lhs.lock == rhs.lock
     }
 
     /// What a file created on the mount may do before the server has it.

@@ -86,6 +86,16 @@ public struct MonitoredBackend: DocumentBackend {
         try send { () throws(ProviderError) in try base.delete(item, baseVersion: baseVersion) }
     }
 
+    public var lockSupport: LockSupport { base.lockSupport }
+
+    public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {
+        try send { () throws(ProviderError) in try base.lock(file, request) }
+    }
+
+    public func unlock(_ file: ItemIdentifier) throws(ProviderError) {
+        try send { () throws(ProviderError) in try base.unlock(file) }
+    }
+
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try send(countsSuccess: false) { () throws(ProviderError) in try base.changes(since: token) }
     }
