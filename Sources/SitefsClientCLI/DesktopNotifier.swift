@@ -71,7 +71,7 @@ final class DesktopNotifier: Sendable {
     /// What the desktop shows for notices that came together.
     static func message(for notices: [MountNotice], server: String, user: String) -> Message {
         let conflicts = notices.compactMap { notice -> (path: String, copy: String)? in
-            if case .conflict(let path, let copy) = notice { return (path, copy) }
+            if case .conflict(let path, let copy, _) = notice { return (path, copy) }
             return nil
         }
         if notices.contains(.signInRequired) {
@@ -94,7 +94,13 @@ final class DesktopNotifier: Sendable {
     /// One notice on its own.
     private static func message(for notice: MountNotice) -> Message {
         switch notice {
-        case .conflict(let path, let copy):
+        case .conflict(let path, let copy, let holder?):
+            return Message(summary: "sitefs: your edit was kept as a conflict copy",
+                           body: "\(path) is being edited by \(holder), who holds it locked; your version is beside it as \(copy).")
+        case .documentFree(let path, let holder):
+            return Message(summary: "sitefs: a document is free to edit",
+                           body: "\(holder) closed \(path); you can open it for editing now.")
+        case .conflict(let path, let copy, nil):
             return Message(summary: "sitefs: your edit was kept as a conflict copy",
                            body: "\(path) changed on the server while you edited it; your version is beside it as \(copy).")
         case .foldersRemade(let path, let file):

@@ -39,6 +39,13 @@ struct Status: ParsableCommand {
         if let since = status.offlineSince {
             print("offline since \(since): the server is unreachable; saves wait, online-only files cannot be opened")
         }
+        for held in status.locksHeld ?? [] {
+            print("locked here: \(TerminalText.escaped(held.name)) since \(held.since)" + (held.expires.map { " (refreshed; ends \($0) unless refreshed)" } ?? ""))
+        }
+        for seen in status.locksSeen ?? [] {
+            let device = seen.device.isEmpty ? "" : " on \(TerminalText.escaped(seen.device))"
+            print("locked by \(TerminalText.escaped(seen.holder))\(device): \(TerminalText.escaped(seen.path)) since \(seen.since)")
+        }
         if let pins = status.pins, !pins.pinned.isEmpty {
             var line = "pinned: \(pins.localFiles) of \(pins.files) files local (\(ByteSize.format(pins.localBytes)) of \(ByteSize.format(pins.bytes)))"
             if let budget = pins.budget { line += ", cache budget \(ByteSize.format(budget))" }

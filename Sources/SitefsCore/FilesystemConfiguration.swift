@@ -1,3 +1,4 @@
+import Foundation
 import SitefsStore
 import SitefsConcurrency
 /// Tunables of a mount.
@@ -54,6 +55,13 @@ public struct FilesystemConfiguration: Sendable {
     /// Where the server's pictures of online-only files are filed for the file manager
     /// (the freedesktop thumbnail cache); nil: nowhere.
     public var thumbnails: ThumbnailSettings?
+    /// How long a lock for editing this mount takes lasts unless refreshed (it is, every
+    /// third of it, while held): what a crashed mount's locks outlive it by.
+    public var lockTimeout: Duration = .seconds(300)
+    /// The name of this machine in the locks it takes (others see "locked by NAME on DEVICE").
+    public var deviceName: String = ProcessInfo.processInfo.hostName
+    /// The signed-in person as others see them in this mount's locks; the user name when nil.
+    public var holderName: String?
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,

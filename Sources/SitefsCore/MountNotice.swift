@@ -3,8 +3,12 @@
 public enum MountNotice: Sendable, Equatable {
     /// A save could not become the file's next version (the server's copy had changed
     /// since it was opened): it was kept beside it as `copyName`. `path` is the file's
-    /// place in the mount ("Site/Folder/file").
-    case conflict(path: String, copyName: String)
+    /// place in the mount ("Site/Folder/file"). `lockedBy`: the person whose lock for
+    /// editing refused the save (they hold the original now), nil for a plain conflict.
+    case conflict(path: String, copyName: String, lockedBy: String? = nil)
+    /// A document someone here ran into the lock of (LibreOffice opened it read-only) is
+    /// free: `formerHolder` closed it (or their lock ended), and it can be edited now.
+    case documentFree(path: String, formerHolder: String)
     /// Folders deleted on the server were made again there because `file` was saved into
     /// them here (edits win over deletes). `path` is the deepest one's place in the mount.
     case foldersRemade(path: String, file: String)

@@ -70,6 +70,10 @@ extension SitefsFilesystem {
     static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
                                  "user.sitefs.created_by", "user.sitefs.modified_by"]
 
+    /// On a file: who holds its lock for editing and since when (see `lockDescription`);
+    /// listed only while it has one.
+    static let lockAttribute = "user.sitefs.lock"
+
     public func getExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) -> [UInt8] {
         // Only the `user.` namespace exists here: no security labels, no POSIX ACLs. Saying
         // so (ENOTSUP, not ENODATA) matters for speed: `ls -l` asks every file for
@@ -135,6 +139,9 @@ extension SitefsFilesystem {
             let identifier = try identifier(of: inode)
             guard let pin = pinCovering(identifier) else { throw .noData }
             return Array((pin == identifier ? "1" : "folder").utf8)
+        case Self.lockAttribute:
+            guard let description = lockDescription(of: try identifier(of: inode)) else { throw .noData }
+            return Array(description.utf8)
         default:
             break
         }
@@ -155,7 +162,9 @@ extension SitefsFilesystem {
     public func listExtendedAttributes(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [String] {
         if inode == .root { return [Self.statusAttribute] }
         let identifier = try identifier(of: inode)
-        return pinCovering(identifier) == nil ? Self.itemAttributes : Self.itemAttributes + [Self.pinnedAttribute]
+        var names = pinCovering(identifier) == nil ? Self.itemAttributes : Self.itemAttributes + [Self.pinnedAttribute]
+        if lockDescription(of: identifier) != nil { names.append(Self.lockAttribute) }
+        return names
     }
 
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
@@ -179,7 +188,9 @@ extension SitefsFilesystem {
             }
             return
         }
-        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) { throw .permissionDenied }  // read-only
+        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) || name == Self.lockAttribute {
+            throw .permissionDenied  // read-only
+        }
         throw .notSupported
     }
 
@@ -253,6 +264,10 @@ extension SitefsFilesystem {
         public var pins: PinStatus?
         /// RFC 3339: since when the server has not been reachable; nil while it is.
         public var offlineSince: String?
+        /// The locks for editing this mount holds (nil from a daemon without locks).
+        public var locksHeld: [EditingLockKeeper.Held]?
+        /// Others' locks this mount has seen, on documents it has listed.
+        public var locksSeen: [SeenLock]?
 
         enum CodingKeys: String, CodingKey {
             case openFiles = "open_files"
@@ -261,13 +276,31 @@ extension SitefsFilesystem {
             case knownItems = "known_items"
             case pins
             case offlineSince = "offline_since"
+            case locksHeld = "locks_held"
+            case locksSeen = "locks_seen"
         }
+    }
+
+    /// Someone else's lock, as `sitefs status` lists it.
+    public struct SeenLock: Codable, Sendable, Equatable {
+        public var path: String
+        public var holder: String
+        public var device: String
+        public var since: String
+        public var expires: String?
     }
 
     public var mountStatus: MountStatus {
         let open = Set(handles.openFiles.map(\.identifier)).map { cache.item($0)?.name ?? $0.description }.sorted()
-        return MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: sync.status,
-                           knownItems: cache.itemCount, pins: keeper.status, offlineSince: backend.monitor.offlineSince?.rfc3339)
+        var status = MountStatus(openFiles: open, localCopies: copies.withLock { $0.count }, uploads: sync.status,
+                                 knownItems: cache.itemCount, pins: keeper.status,
+                                 offlineSince: backend.monitor.offlineSince?.rfc3339)
+        status.locksHeld = editingLocks.held
+        status.locksSeen = seenLocks.all.prefix(100).map { entry in
+            SeenLock(path: displayPath(of: entry.document), holder: entry.lock.holderName, device: entry.lock.device,
+                     since: entry.lock.since.rfc3339, expires: entry.lock.expires?.rfc3339)
+        }
+        return status
     }
 
     func statusJSON() -> String { String(decoding: Self.json(mountStatus), as: UTF8.self) }

@@ -52,6 +52,7 @@ extension SitefsFilesystem {
         }
         let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing,
                                    interruption: context.interruption)
+        if writing { writerOpened(item, context: context) }
         // Revalidation may have brought newer content than the metadata said: then not.
         copy.condition.lock()
         let unchanged = copy.baseVersion == item.version
@@ -72,6 +73,9 @@ extension SitefsFilesystem {
             throw .invalidArgument
         }
         if try listing(of: folder.identifier).identifier(named: fileName) != nil { throw .fileExists }
+        // LibreOffice's lock file: the document's lock on the server first (EEXIST when
+        // someone else holds it: their lock file shows then).
+        try lockDocument(forLockFile: fileName, in: folder)
         let now = Timestamp.now()
         let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: fileName,
                                 kind: .file, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
@@ -429,8 +433,11 @@ extension SitefsFilesystem {
         copy.handles -= 1
         if writable { copy.writers -= 1 }
         let dirty = copy.dirty
+        let identifier = copy.identifier
         copy.condition.unlock()
         if dirty { try? save(copy) }  // e.g. written through mmap after the last flush
+        // After the save is queued: the lock goes once it has reached the server.
+        if writable { writerClosed(identifier) }
         cleanUpIfDone(copy)
     }
 
@@ -468,7 +475,10 @@ extension SitefsFilesystem {
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
-            onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name))
+            // A save refused by someone's lock: the server's item names them.
+            let holder = original?.lock.flatMap { $0.heldHere ? nil : $0.holderName }
+            onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name,
+                                lockedBy: holder))
         case .replaced(let former, let item):
             replace(former, by: item)
         case .rescued(let identifier, let copy, let savedAs, let reason):

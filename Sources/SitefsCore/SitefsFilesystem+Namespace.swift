@@ -50,7 +50,10 @@ extension SitefsFilesystem {
         _ = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .file else { throw .isDirectory }
+        // Someone else's lock file: theirs until they close the document.
+        guard item.identifier.lockedDocument == nil else { throw .permissionDenied }
         try remove(item, parent: parent)
+        lockFileRemoved(item.name, in: item.parent)
     }
 
     public func removeDirectory(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
@@ -157,6 +160,7 @@ extension SitefsFilesystem {
             guard flags & renameNoReplace == 0 else { throw .fileExists }
             target = try currentItem(existing)
         }
+        if target?.identifier.lockedDocument != nil { throw .permissionDenied }  // someone else's lock file
         if let replaced = target {
             switch (source.kind, replaced.kind) {
             case (.file, .file):
@@ -174,6 +178,9 @@ extension SitefsFilesystem {
             }
         }
         try rename(source, parent: parent, to: to, named: targetName, replacing: target, from: from)
+        if !ItemName.same(source.name, targetName) || from.identifier != to.identifier {
+            lockFileRemoved(source.name, in: from.identifier)
+        }
     }
 
     /// Carries out a rename as the engine decides it.

@@ -56,6 +56,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
     /// The signed-in user (conflict copies' names, new files' creator).
     let userName: String
+    /// Others' locks on documents as last seen (`LockFileBackend` records them on their
+    /// way in): `user.sitefs.lock`, `sitefs status`, "the document is free".
+    let seenLocks: SeenLocks
+    /// The locks this mount holds; started once the mount is live, stopped at unmount.
+    private(set) var editingLocks: EditingLockKeeper!
     /// Everything the server does not have yet, and its way there: the core's only way to
     /// the uploads, the journal and what the mount shows of them.
     private(set) var sync: SyncEngine!
@@ -77,7 +82,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
                 uploadParallelism: Int = 4, userName: String = "sitefs", logger: Logger) throws {
-        self.backend = MonitoredBackend(backend, monitor: ConnectionMonitor(clock: configuration.clock,
+        seenLocks = SeenLocks()
+        self.backend = MonitoredBackend(LockFileBackend(backend, seen: seenLocks),
+                                        monitor: ConnectionMonitor(clock: configuration.clock,
                                                                              probeInterval: configuration.offlineProbeInterval,
                                                                              logger: logger))
         self.configuration = configuration
@@ -96,6 +103,11 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         poller = ChangeFeedPoller(filesystem: self, interval: configuration.changePollInterval,
                                   changeWait: configuration.changeWait, clock: configuration.clock)
         keeper = PinKeeper(filesystem: self, interval: configuration.metadataMaxAge, clock: configuration.clock)
+        editingLocks = EditingLockKeeper(
+            backend: self.backend, holderName: configuration.holderName ?? userName, device: configuration.deviceName,
+            timeout: configuration.lockTimeout, logger: logger,
+            beforeRelease: { [weak self] document in _ = self?.sync.settle(document, timeout: .seconds(60)) })
+        seenLocks.whenFree { [weak self] entry in self?.documentFreed(entry) }
         // Started only once the keeper exists: a save resumed from the journal may reach the
         // server at once, and its event asks the keeper for a pass (`apply`).
         let queries = SyncEngine.MountQueries(folderChain: { [weak self] folder in self?.folderChain(of: folder) },
@@ -377,6 +389,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         self.invalidator.withLock { $0 = invalidator }
         poller.start()
         keeper.start()
+        editingLocks.start()
         onMounted?()
     }
 
@@ -393,6 +406,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     public func unmounting() {
         poller?.stop()
         keeper?.stop()
+        editingLocks?.stop()
         metadata.flush()
     }
 
@@ -409,6 +423,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     deinit {
         poller?.stop()
         keeper?.stop()
+        editingLocks?.stop()
         // Workers waiting out a retry's backoff return at once; one sending may take longer,
         // and is not waited for past this.
         sync.shutdown(waitingUpTo: .seconds(2))

@@ -26,6 +26,22 @@ public struct ItemIdentifier: Hashable, Sendable, CustomStringConvertible {
         ItemIdentifier(site: site, id: localPrefix + UUID().uuidString.lowercased())
     }
 
+    /// Marks the lock files the mount shows beside a document someone else holds a lock on
+    /// (`.~lock.NAME#`, see `LockFileBackend`): made here from the document's lock, never
+    /// on the server. No server id may carry it either.
+    public static let lockFilePrefix = "lockfile:"
+
+    /// The lock file shown beside `document` while someone else holds its lock.
+    public static func lockFile(of document: ItemIdentifier) -> ItemIdentifier {
+        ItemIdentifier(site: document.site, id: lockFilePrefix + document.id)
+    }
+
+    /// For a lock file's identifier, the document it stands beside.
+    public var lockedDocument: ItemIdentifier? {
+        guard id.hasPrefix(Self.lockFilePrefix) else { return nil }
+        return ItemIdentifier(site: site, id: String(id.dropFirst(Self.lockFilePrefix.count)))
+    }
+
     public var isSite: Bool { site == id }
     /// Created here and not on the server yet.
     public var isLocal: Bool { id.hasPrefix(Self.localPrefix) }

@@ -48,6 +48,11 @@ extension Uploader {
                     continue
                 }
                 outcome = saveAsConflict(job, current: current)
+            case .failure(.locked(let holder)):
+                // Someone else is editing it: their version keeps the name, this edit goes
+                // beside it as a conflict copy, as for a 412 (the server's item names them).
+                logger.info("upload \(job.name): locked for editing by \(holder?.description ?? "someone else")")
+                outcome = saveAsConflict(job, current: nil)
             case .failure(.notFound) where isCancelled(job):
                 outcome = .failed(job, .notFound)  // deleted here on purpose: nothing to keep
             case .failure(.notFound):
@@ -228,7 +233,8 @@ extension Uploader {
         let name = ConflictName.make(for: current?.name ?? job.name, user: userName, at: Date())
         switch createFile(job, named: name, in: &parent, modified: nil, progress: nil) {
         case .success(let copy):
-            logger.warning("conflict: \(job.name) changed on the server; your edit was saved as \(copy.name)")
+            let why = current?.lock.flatMap { $0.heldHere ? nil : "is locked for editing by \($0.holderName)" } ?? "changed on the server"
+            logger.warning("conflict: \(job.name) \(why); your edit was saved as \(copy.name)")
             return .conflicted(job, original: current, copy: copy)
         case .failure(let error):
             return calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)

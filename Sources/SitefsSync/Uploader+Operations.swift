@@ -230,6 +230,10 @@ extension Uploader {
         case .failure(.versionMismatch):
             logger.warning("\(operation.name) was changed on the server after it was deleted here; the server's version is kept")
             return .kept(operation, reason: "changed on the server after it was deleted here; not deleted")
+        case .failure(.locked(let holder)):
+            let who = holder?.holderName ?? "someone else"
+            logger.warning("\(operation.name) is locked for editing by \(who); the server's file is kept")
+            return .kept(operation, reason: "locked for editing by \(who) when it was to be deleted; not deleted")
         case .failure(let error):
             logger.error("delete of \(operation.name) not applied: \(error)")
             return .failed(operation, error)

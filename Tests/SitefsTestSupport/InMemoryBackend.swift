@@ -25,6 +25,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var calls: [String: Int] = [:]
         public var bytesFetched = 0
         public var failure: ProviderError?
+        public var locksUnsupported = false
         /// Calls of these names (`createFile`, `modifyContent`, ...) fail with this until cleared.
         public var failuresByCall: [String: ProviderError] = [:]
         public var fetchDelay: Double = 0
@@ -409,6 +410,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         progress?.update(sent: Int64(data.count))
         let (item, loseAnswer) = try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[file] else { throw .notFound }
+            try Self.refuseIfLockedElsewhere(node)
             if let baseVersion, baseVersion != node.item.version { throw .versionMismatch(current: node.item) }
             node.content = Array(data)
             node.item.size = Int64(data.count)
@@ -433,10 +435,12 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         if changes.name != nil { try waitWhile("a rename") { $0.holdRenames } }
         return try state.withLock { state throws(ProviderError) in
             guard var node = state.nodes[identifier] else { throw .notFound }
+            try Self.refuseIfLockedElsewhere(node)
             let parent = changes.parent ?? node.item.parent
             let name = changes.name ?? node.item.name
             if let occupant = state.nodes.values.first(where: { $0.item.parent == parent && ItemName.same($0.item.name, name) && $0.item.identifier != identifier }) {
                 guard changes.replaceExisting else { throw .nameTaken(name) }
+                try Self.refuseIfLockedElsewhere(occupant)
                 var survivor = occupant
                 survivor.content = node.content
                 survivor.item.size = node.item.size
@@ -461,6 +465,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         try waitWhile("a delete") { $0.holdDeletes }
         try state.withLock { state throws(ProviderError) in
             guard let node = state.nodes[identifier] else { throw .notFound }
+            try Self.refuseIfLockedElsewhere(node)
             // As the real server: conditional on the version the caller saw (If-Match).
             if let baseVersion, node.item.version != baseVersion { throw .versionMismatch(current: node.item) }
             var doomed = [identifier]
@@ -489,5 +494,69 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         }
         runMeanwhile("changes")
         return batch
+    }
+
+    // MARK: Locks for editing
+
+    /// Whether this server locks (a WebDAV server without a lock database does not).
+    public func setLocking(_ supported: Bool) { state.withLock { $0.locksUnsupported = !supported } }
+
+    public var lockSupport: LockSupport {
+        state.withLock { $0.locksUnsupported ? .unsupported(reason: "the test server does not lock") : .supported }
+    }
+
+    /// Someone else locks `file` for editing (as another mount would), reported in the feed.
+    public func lockOnServer(_ file: ItemIdentifier, by holder: String, device: String = "site-laptop",
+                             since: Timestamp = .now()) {
+        state.withLock { state in
+            guard state.nodes[file] != nil else { return }
+            state.nodes[file]!.item.lock = ProviderLock(holder: holder.lowercased(), holderName: holder, device: device,
+                                                        application: "LibreOffice", since: since, expires: nil, heldHere: false)
+            state.feed.append(.updated(state.nodes[file]!.item))
+        }
+    }
+
+    /// Their lock ends (they closed the document), reported in the feed.
+    public func unlockOnServer(_ file: ItemIdentifier) {
+        state.withLock { state in
+            guard state.nodes[file]?.item.lock != nil else { return }
+            state.nodes[file]!.item.lock = nil
+            state.feed.append(.updated(state.nodes[file]!.item))
+        }
+    }
+
+    /// The lock on `file`, as the server has it.
+    public func lockOf(_ file: ItemIdentifier) -> ProviderLock? { state.withLock { $0.nodes[file]?.item.lock } }
+
+    public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {
+        try call("lock")
+        return try state.withLock { state throws(ProviderError) -> ProviderLock in
+            guard var node = state.nodes[file] else { throw .notFound }
+            try Self.refuseIfLockedElsewhere(node)
+            let since = node.item.lock?.since ?? .now()
+            let lock = ProviderLock(holder: "test", holderName: request.holderName, device: request.device,
+                                    application: request.application, since: since,
+                                    expires: Timestamp(microsecondsSinceEpoch: Timestamp.now().microseconds
+                                                       + request.timeout.components.seconds * 1_000_000),
+                                    heldHere: true)
+            let taken = node.item.lock == nil
+            node.item.lock = lock
+            state.nodes[file] = node
+            if taken { state.feed.append(.updated(node.item)) }
+            return lock
+        }
+    }
+
+    public func unlock(_ file: ItemIdentifier) throws(ProviderError) {
+        try call("unlock")
+        state.withLock { state in
+            guard state.nodes[file]?.item.lock?.heldHere == true else { return }
+            state.nodes[file]!.item.lock = nil
+            state.feed.append(.updated(state.nodes[file]!.item))
+        }
+    }
+
+    private static func refuseIfLockedElsewhere(_ node: Node) throws(ProviderError) {
+        if let lock = node.item.lock, !lock.heldHere { throw .locked(by: lock) }
     }
 }
