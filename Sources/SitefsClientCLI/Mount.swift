@@ -46,6 +46,14 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("stop-timeout"),
             help: "Seconds pending uploads are waited for when the mount is stopped by a signal (systemd's stop); the rest stay queued for the next mount.")
     var stopTimeout: Double = 30
+    @Option(name: .customLong("lock-timeout"),
+            help: "Seconds a lock for editing taken here lasts unless refreshed (it is, while the document is open); what a crashed mount's locks outlive it by (5...3600).")
+    var lockTimeout: Double = 300
+    @Option(name: .customLong("device-name"), help: "This computer's name in the locks it takes (default: the host name).")
+    var deviceName: String?
+    @Option(name: .customLong("display-name"),
+            help: "Your name as others see it in your locks on a WebDAV server (default: the user signed in; sitefs-server uses the account's).")
+    var displayName: String?
     @Flag(name: .customLong("allow-background-downloads"),
           help: "Let thumbnailers and indexers download files that are only on the server (by default they get only what is on this device).")
     var allowBackgroundDownloads = false
@@ -69,6 +77,12 @@ struct Mount: ParsableCommand {
         }
         // `SitefsCommand.main` turns every -o into flags before parsing; one left here came
         // some other way (an -o list after `--`, say).
+        guard (5...3600).contains(lockTimeout) else { throw ValidationError("--lock-timeout must be 5...3600 seconds") }
+        for (flag, value) in [("--device-name", deviceName), ("--display-name", displayName)] {
+            if let value, value.isEmpty || value.utf8.count > 200 || value.contains(where: { $0.isNewline }) {
+                throw ValidationError("\(flag) must be one line of 1...200 bytes")
+            }
+        }
         guard mountOptionList.isEmpty else { throw ValidationError("-o must come before any --") }
         for flag in kernelFlagList where !MountOptionList.kernelFlags.contains(flag) {
             throw ValidationError("\(flag) is not a mount flag sitefs passes on")
@@ -114,6 +128,9 @@ struct Mount: ParsableCommand {
                          "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
                          "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout), "--change-wait", String(changeWait)]
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
+        arguments += ["--lock-timeout", String(lockTimeout)]
+        if let deviceName { arguments += ["--device-name", deviceName] }
+        if let displayName { arguments += ["--display-name", displayName] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
         if allowBackgroundDownloads { arguments.append("--allow-background-downloads") }

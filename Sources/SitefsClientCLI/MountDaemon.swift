@@ -53,6 +53,9 @@ struct MountDaemon {
         // A save no folder on the server takes is copied here, where its owner finds it.
         configuration.rescueDirectory = UserDirectories.data.appendingPathComponent("sitefs/rescued").path
         configuration.backgroundReaders = options.allowBackgroundDownloads ? .none : BackgroundReaders.standard()
+        configuration.lockTimeout = .milliseconds(Int64(options.lockTimeout * 1000))
+        if let device = options.deviceName { configuration.deviceName = device }
+        configuration.holderName = options.displayName
         // The file manager's emblems follow state changes through this socket.
         let stateSource = StateSource()
         let stateEvents = StateEventServer(path: URL(fileURLWithPath: cacheDirectory).appendingPathComponent("events.sock").path,

@@ -603,6 +603,67 @@ def remote_change(world, rec):
                 "listing read every 5 ms")
 
 
+def lock_crossing(world, rec):
+    """Two people, one document: the bench's mount (A) and a second mount of the same server
+    (B, at its own mount point and cache), B long-polling the change feed (`--change-wait
+    25`). Timed from the moment A's LibreOffice lock file is made (`open(O_CREAT|O_EXCL)`, what
+    LibreOffice does when it opens a document; A takes the server's lock before it returns)
+    until B's folder shows `.~lock.NAME#`, against the change feed's own latency in the same
+    run (a folder made through the API until B lists it). Target: under 1 s. The lock file is
+    removed after each run and B waits until it is gone (not timed). Skipped on WebDAV, which
+    has no change feed: B sees a lock at its next revalidation (--cache-ttl)."""
+    label = "lock on A until B shows it"
+    if world.server.key != "sitefs":
+        rec.skipped(label, "WebDAV has no change feed: another mount sees a lock when it revalidates (--cache-ttl)")
+        return
+    t = world.s.op_timeout
+    world.ensure_mounted()
+    scratch_id = world.server.id_of("scratch")
+    doc = world.site_dir / "scratch" / "locked-report.txt"
+    if not doc.exists():
+        doc.write_text("a document two people open\n")
+        subprocess.run(world.sync_command(), check=True, timeout=t, stdout=subprocess.DEVNULL)
+    mp_b, cache_b = world.work / "mnt-b", world.work / "cache-b"
+    mp_b.mkdir(exist_ok=True)
+    shutil.rmtree(cache_b, ignore_errors=True)
+    world.sitefs("mount", world.server.mount_url, str(mp_b), "--cache-dir", str(cache_b), "--log-file",
+                 str(world.work / "daemon-lock-b.log"), *world.s.mount_args, "--change-wait", "25",
+                 stdout=subprocess.DEVNULL, check=True)
+    lock_times, feed_times = Samples(), Samples()
+    try:
+        scratch_b = mp_b / world.site_dir.name / "scratch"
+        os.listdir(scratch_b)  # listed, so what B knows of it is current
+        lock_name = ".~lock.locked-report.txt#"
+
+        def wait_until(condition, what):
+            start = time.monotonic()
+            while not condition():
+                if time.monotonic() - start > t:
+                    raise BenchFailure(f"{what} within {t} s")
+                time.sleep(0.002)
+            return time.monotonic() - start
+
+        for run in range(1, world.s.runs + 1):
+            folder = f"lock-feed-{run}"
+            world.server.request("POST", f"/v1/items/{scratch_id}/children", {"name": folder, "kind": "folder"})
+            start = time.monotonic()
+            wait_until(lambda: folder in os.listdir(scratch_b), f"scratch/{folder}, made on the server, did not show on B")
+            sample(world, "remote change until B lists it", run, feed_times.add(time.monotonic() - start))
+
+            start = time.monotonic()
+            os.close(os.open(doc.parent / lock_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            wait_until(lambda: lock_name in os.listdir(scratch_b), "A's lock did not show on B")
+            sample(world, "lock on A until B shows it", run, lock_times.add(time.monotonic() - start))
+            os.unlink(doc.parent / lock_name)
+            wait_until(lambda: lock_name not in os.listdir(scratch_b), "A's released lock stayed on B")
+    finally:
+        world.unmount(mp_b)
+    rec.compare("lock file made on A until mount B shows it (long-poll)", lock_times,
+                "a folder made through the API until B lists it", feed_times, ("info",), "listing read every 2 ms")
+    rec.figure("  lock on A until B shows it, median", round(lock_times.median, 3), "s", target="< 1 s",
+               result="PASS" if lock_times.median < 1 else "MISS", notes="the issue's target")
+
+
 # --- files-window: a folder of online-only pictures and documents opened in Files -----------
 
 # The types Files asks a thumbnailer for, by the seed's extensions (shared-mime-info's names).
@@ -792,5 +853,6 @@ def all_cases(s):
         ("pin-large", f"pin {s.big_mb} MiB file", pin_large),
         ("replay", f"offline replay {s.n_replay_new} + {s.n_replay_edit}", replay),
         ("remote-change", "remote change until listed", remote_change),
+        ("lock-crossing", "lock on A until B shows it", lock_crossing),
         ("files-window", f"files window, {s.n_photos} files", files_window),
     ]
