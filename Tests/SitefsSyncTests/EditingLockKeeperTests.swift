@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import SitefsAPI
+import SitefsProvider
+@testable import SitefsSync
+import SitefsTestSupport
+import Synchronization
+import Testing
+
+/// The locks a mount holds (`EditingLockKeeper`) over an in-memory server: taken, kept while
+/// a reason is left, refreshed, released in order after the document's save, and none where
+/// the server cannot lock.
+@Suite struct EditingLockKeeperTests {
+    /// The documents `beforeRelease` was asked to settle, in order.
+    private final class SettleLog: Sendable {
+        let documents = Mutex<[ItemIdentifier]>([])
+    }
+
+    private struct World {
+        let backend: InMemoryBackend
+        let document: ProviderItem
+        let keeper: EditingLockKeeper
+        let settled: SettleLog
+    }
+
+    private func world(timeout: Duration = .seconds(300)) throws -> World {
+        let backend = InMemoryBackend()
+        let site = backend.addSite("Harbour")
+        let file = backend.add("report.odt", in: site, kind: .file, content: Array("report".utf8))
+        var logger = Logger(label: "keeper-test")
+        logger.logLevel = .critical
+        let settled = SettleLog()
+        let keeper = EditingLockKeeper(backend: backend, holderName: "Anna Berger", device: "desk-a", timeout: timeout,
+                                       logger: logger, beforeRelease: { document in settled.documents.withLock { $0.append(document) } })
+        return World(backend: backend, document: try backend.item(file), keeper: keeper, settled: settled)
+    }
+
+    @Test func aLockIsKeptWhileAnyReasonIsLeftAndReleasedAfterTheSaveIsSettled() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        let outcome = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+        guard case .taken(let lock) = outcome else { Issue.record("not taken: \(outcome)"); return }
+        #expect(lock.holderName == "Anna Berger" && lock.device == "desk-a" && lock.application == "LibreOffice")
+        world.keeper.acquireInBackground(world.document, for: .writer, application: "cp")
+        #expect(world.keeper.held.map(\.name) == ["report.odt"])
+
+        world.keeper.release(world.document.identifier, for: .lockFile)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(world.backend.lockOf(world.document.identifier)?.heldHere == true, "a writer still has it")
+        world.keeper.release(world.document.identifier, for: .writer)
+        #expect(eventually { world.backend.lockOf(world.document.identifier) == nil })
+        #expect(world.settled.documents.withLock { $0 } == [world.document.identifier], "the save was settled before the release")
+        #expect(world.backend.calls("lock") == 1, "a second reason takes no second lock")
+        #expect(world.keeper.held.isEmpty)
+    }
+
+    @Test func aReleaseThatArrivesWhileTheLockIsOnItsWayReleasesItOnceTaken() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        let keeper = world.keeper, identifier = world.document.identifier
+        // LibreOffice gave up on the document while the server was taking the lock.
+        world.backend.beforeNextAnswer(of: "lock") { keeper.release(identifier, for: .writer) }
+        world.keeper.acquireInBackground(world.document, for: .writer, application: "cp")
+        #expect(eventually { world.backend.calls("unlock") == 1 })
+        #expect(world.backend.lockOf(identifier) == nil)
+        #expect(world.keeper.held.isEmpty)
+    }
+
+    @Test func someoneElsesLockIsReportedWithTheHolderAndNothingIsKept() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        world.backend.lockOnServer(world.document.identifier, by: "Bob Builder")
+        let outcome = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+        guard case .heldElsewhere(let holder?) = outcome else { Issue.record("not refused: \(outcome)"); return }
+        #expect(holder.holderName == "Bob Builder")
+        #expect(world.keeper.held.isEmpty)
+        world.keeper.release(world.document.identifier, for: .lockFile)  // LibreOffice made no lock file: nothing to do
+        #expect(world.backend.calls("unlock") == 0)
+    }
+
+    @Test func aServerThatDoesNotLockIsAskedOnceAndNeverLocked() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        world.backend.setLocking(false)
+        for _ in 0..<3 {
+            let outcome = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+            guard case .notTaken = outcome else { Issue.record("taken: \(outcome)"); return }
+        }
+        #expect(world.backend.calls("lock") == 0)
+    }
+
+    @Test func aHeldLockIsRefreshedBeforeItsTimeoutAndReleasedAtStop() throws {
+        let world = try world(timeout: .seconds(3))
+        let outcome = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+        guard case .taken = outcome else { Issue.record("not taken: \(outcome)"); return }
+        // Refreshed every third of the timeout: twice within about 2 s.
+        #expect(eventually(timeout: .seconds(10)) { world.backend.calls("lock") >= 3 })
+        world.keeper.stop()
+        #expect(world.backend.lockOf(world.document.identifier) == nil, "released at unmount")
+    }
+
+    @Test func aLockLostOnRefreshIsNoLongerHeld() throws {
+        let world = try world(timeout: .seconds(3))
+        defer { world.keeper.stop() }
+        _ = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+        #expect(world.keeper.held.count == 1)
+        // The server broke it (an administrator) and gave it to someone else.
+        world.backend.state.withLock { $0.nodes[world.document.identifier]?.item.lock = nil }
+        world.backend.lockOnServer(world.document.identifier, by: "Bob Builder")
+        #expect(eventually(timeout: .seconds(10)) { world.keeper.held.isEmpty })
+    }
+}
