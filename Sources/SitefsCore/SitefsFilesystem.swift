@@ -106,7 +106,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         editingLocks = EditingLockKeeper(
             backend: self.backend, holderName: configuration.holderName ?? userName, device: configuration.deviceName,
             timeout: configuration.lockTimeout, logger: logger,
-            beforeRelease: { [weak self] document in _ = self?.sync.settle(document, timeout: .seconds(60)) })
+            mayRelease: { [weak self] document in self?.sync.state(of: document, reading: .queue).isIdle ?? true })
         seenLocks.whenFree { [weak self] entry in self?.documentFreed(entry) }
         // Started only once the keeper exists: a save resumed from the journal may reach the
         // server at once, and its event asks the keeper for a pass (`apply`).

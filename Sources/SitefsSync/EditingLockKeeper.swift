@@ -9,10 +9,12 @@ import SitefsProvider
 /// file beside it (`Reason.lockFile`: taken before the lock file is made, so a document
 /// someone else holds is refused then and there), or the file is open for writing
 /// (`Reason.writer`: taken in the background; the open never waits for it). A lock is
-/// refreshed every third of its timeout while held, and released once no reason is left,
-/// after the document's pending save has reached the server (`beforeRelease`: a save sent
-/// after the release could meet the next holder's lock and become a conflict copy). At
-/// unmount every lock is released; after a crash the server's timeout ends them.
+/// refreshed every third of its timeout while held, and released once no reason is left
+/// and the document's pending save has reached the server (`mayRelease`, asked every half
+/// second, for at most `longestWaitForSave`: a save sent after the release could meet the
+/// next holder's lock and become a conflict copy; the settle delay is not cut short). At
+/// unmount every lock is released at once (saves still queued go without it); after a
+/// crash the server's timeout ends them.
 ///
 /// No lock while offline or on a server that does not lock: the mount then works as
 /// without locks (a save that meets someone's lock later is a conflict copy, as a 412 is).
@@ -44,6 +46,10 @@ public final class EditingLockKeeper: @unchecked Sendable {
         var lockFile = false
         var writers = 0
         var nextRefresh: ContinuousClock.Instant?
+        /// Released once `mayRelease` says so (asked again at `nextReleaseCheck`), or at
+        /// `releaseDeadline` whatever it says.
+        var nextReleaseCheck: ContinuousClock.Instant?
+        var releaseDeadline: ContinuousClock.Instant?
         var wanted: Bool { lockFile || writers > 0 }
     }
 
@@ -64,11 +70,16 @@ public final class EditingLockKeeper: @unchecked Sendable {
     private let timeout: Duration
     private let clock: ContinuousClock
     private let logger: Logger
-    /// Waits until the document's pending save reached the server (bounded by its caller).
-    private let beforeRelease: @Sendable (ItemIdentifier) -> Void
+    /// Whether nothing of the document waits to reach the server (no save queued or in
+    /// flight): its lock may go.
+    private let mayRelease: @Sendable (ItemIdentifier) -> Bool
+
+    /// How long a released lock waits for the document's save before it goes anyway.
+    static let longestWaitForSave: Duration = .seconds(600)
+    static let releaseCheckInterval: Duration = .milliseconds(500)
 
     /// Guards everything below. Lock order: a leaf: never held across a call to the server
-    /// or `beforeRelease`.
+    /// or `mayRelease`.
     private let condition = NSCondition()
     private var entries: [ItemIdentifier: Entry] = [:]
     private var jobs: [Job] = []
@@ -79,14 +90,14 @@ public final class EditingLockKeeper: @unchecked Sendable {
     /// `timeout`: how long a lock lasts unless refreshed (what a crashed mount's locks
     /// outlive it by).
     public init(backend: any DocumentBackend, holderName: String, device: String, timeout: Duration,
-                logger: Logger, beforeRelease: @escaping @Sendable (ItemIdentifier) -> Void) {
+                logger: Logger, mayRelease: @escaping @Sendable (ItemIdentifier) -> Bool) {
         self.backend = backend
         self.holderName = holderName
         self.device = device
         self.timeout = max(timeout, .seconds(1))
         self.clock = ContinuousClock()
         self.logger = logger
-        self.beforeRelease = beforeRelease
+        self.mayRelease = mayRelease
     }
 
     /// Starts the worker, once; the first lock asked for starts it too.
@@ -187,6 +198,8 @@ public final class EditingLockKeeper: @unchecked Sendable {
         guard !stopping else { return false }
         var entry = entries[document.identifier] ?? Entry(name: document.name, application: application)
         entry.name = document.name
+        entry.nextReleaseCheck = nil  // wanted again: kept
+        entry.releaseDeadline = nil
         switch reason {
         case .lockFile: entry.lockFile = true
         case .writer: entry.writers += 1
@@ -227,12 +240,17 @@ public final class EditingLockKeeper: @unchecked Sendable {
             if !jobs.isEmpty { return jobs.removeFirst() }
             if stopping { return nil }
             let now = clock.now
+            let checks = entries.compactMap { document, entry in entry.nextReleaseCheck.map { (document, $0) } }
+            if let (document, _) = checks.first(where: { $0.1 <= now }) {
+                entries[document]?.nextReleaseCheck = nil
+                return .release(document)
+            }
             let due = entries.compactMap { document, entry in entry.nextRefresh.map { (document, $0) } }
             if let (document, _) = due.first(where: { $0.1 <= now }) {
                 entries[document]?.nextRefresh = nil  // until the refresh answers
                 return .refresh(document)
             }
-            if let earliest = due.map(\.1).min() {
+            if let earliest = (due.map(\.1) + checks.map(\.1)).min() {
                 let seconds = Double((earliest - now).components.seconds) + Double((earliest - now).components.attoseconds) / 1e18
                 _ = condition.wait(until: Date().addingTimeInterval(max(seconds, 0.01)))
             } else {
@@ -315,10 +333,25 @@ public final class EditingLockKeeper: @unchecked Sendable {
             condition.unlock()
             return  // wanted again meanwhile (or gone)
         }
-        entries[document]?.nextRefresh = nil
+        let stopping = self.stopping
         condition.unlock()
         guard entry.lock != nil else { return forgetEntry(document) }
-        beforeRelease(document)
+        if !stopping, !mayRelease(document) {
+            // Its save is still on its way: asked again shortly (it keeps being refreshed).
+            condition.lock()
+            let deadline = entries[document]?.releaseDeadline ?? clock.now + Self.longestWaitForSave
+            if clock.now < deadline {
+                entries[document]?.releaseDeadline = deadline
+                entries[document]?.nextReleaseCheck = clock.now + Self.releaseCheckInterval
+                condition.unlock()
+                return
+            }
+            condition.unlock()
+            logger.warning("the save of \(entry.name) has not reached the server; its lock is released anyway")
+        }
+        condition.lock()
+        entries[document]?.nextRefresh = nil
+        condition.unlock()
         do throws(ProviderError) {
             try backend.unlock(document)
             logger.info("released the lock on \(entry.name)")

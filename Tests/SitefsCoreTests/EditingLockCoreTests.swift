@@ -181,8 +181,12 @@ import Testing
         try world.harness.write(inode, handle: second, Array("edited".utf8))
         try world.harness.filesystem.flush(inode, handle: second, context: world.harness.context)
         world.harness.filesystem.release(inode, handle: second, flags: O_WRONLY | O_TRUNC)
-        // Released only once the save is on the server (sent now: the release settles it).
-        #expect(eventually { world.harness.backend.lockOf(world.report) == nil })
+        // Released only once the save is on the server: it waits out its settle delay (an
+        // hour here) with the lock kept, then goes with the lock's token.
+        Thread.sleep(forTimeInterval: 1)
+        #expect(world.harness.backend.lockOf(world.report)?.heldHere == true, "kept while the save waits")
+        #expect(world.harness.filesystem.waitForUploads(timeout: .seconds(20)))
         #expect(world.harness.backend.content(of: world.report) == Array("edited".utf8))
+        #expect(eventually { world.harness.backend.lockOf(world.report) == nil })
     }
 }

@@ -11,9 +11,12 @@ import Testing
 /// a reason is left, refreshed, released in order after the document's save, and none where
 /// the server cannot lock.
 @Suite struct EditingLockKeeperTests {
-    /// The documents `beforeRelease` was asked to settle, in order.
+    /// What the keeper asked of the engine before a release.
     private final class SettleLog: Sendable {
+        /// Asked about, in order.
         let documents = Mutex<[ItemIdentifier]>([])
+        /// What `mayRelease` answers: whether the document's save has reached the server.
+        let saveDone = Mutex(true)
     }
 
     private struct World {
@@ -31,7 +34,10 @@ import Testing
         logger.logLevel = .critical
         let settled = SettleLog()
         let keeper = EditingLockKeeper(backend: backend, holderName: "Anna Berger", device: "desk-a", timeout: timeout,
-                                       logger: logger, beforeRelease: { document in settled.documents.withLock { $0.append(document) } })
+                                       logger: logger, mayRelease: { document in
+                                           settled.documents.withLock { $0.append(document) }
+                                           return settled.saveDone.withLock { $0 }
+                                       })
         return World(backend: backend, document: try backend.item(file), keeper: keeper, settled: settled)
     }
 
@@ -47,9 +53,12 @@ import Testing
         world.keeper.release(world.document.identifier, for: .lockFile)
         Thread.sleep(forTimeInterval: 0.2)
         #expect(world.backend.lockOf(world.document.identifier)?.heldHere == true, "a writer still has it")
+        world.settled.saveDone.withLock { $0 = false }  // the writer's save is still queued
         world.keeper.release(world.document.identifier, for: .writer)
+        #expect(eventually { world.settled.documents.withLock { $0.count } >= 2 }, "asked again while the save waits")
+        #expect(world.backend.lockOf(world.document.identifier)?.heldHere == true, "kept until the save is on the server")
+        world.settled.saveDone.withLock { $0 = true }
         #expect(eventually { world.backend.lockOf(world.document.identifier) == nil })
-        #expect(world.settled.documents.withLock { $0 } == [world.document.identifier], "the save was settled before the release")
         #expect(world.backend.calls("lock") == 1, "a second reason takes no second lock")
         #expect(world.keeper.held.isEmpty)
     }
