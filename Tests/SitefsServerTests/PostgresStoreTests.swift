@@ -188,7 +188,8 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         defer { for storage in storages { storage.close() } }
-        #expect(try database.psql("SELECT count(*) FROM schema_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations").trimmingCharacters(in: .whitespacesAndNewlines)
+                == String(PostgresSchema.migrations.count))
         let site = try await storages[0].documents.createSite(named: "Harbour", by: Self.admin)
         for storage in storages.dropFirst() {
             #expect(try await storage.documents.item(site.id, for: Self.admin).name == "Harbour")
