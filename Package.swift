@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "SitefsHTTPBackendTests",
             dependencies: [
-                "SitefsHTTPBackend", "SitefsProvider", "SitefsAPI",
+                "SitefsHTTPBackend", "SitefsProvider", "SitefsAPI", "SitefsTestSupport", "SitefsServerCLI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

@@ -17,7 +17,7 @@ extension Item: JSONReadable {
     public init(json reader: inout JSONReader) throws(JSONReader.Error) {
         var id: String?, parentID: String?, siteID: String?, name: String?, kind: ItemKind?, size: Int64?
         var contentType: String?, createdAt: Timestamp?, modifiedAt: Timestamp?, createdBy: String?, modifiedBy: String?
-        var etag: String?, capabilities: [Capability]?
+        var etag: String?, capabilities: [Capability]?, lock: ItemLock?
         try reader.readObject { (reader: inout JSONReader, key: String) throws(JSONReader.Error) in
             switch key {
             case "id": id = try reader.readString()
@@ -42,6 +42,7 @@ extension Item: JSONReadable {
                     if let capability = Capability(rawValue: try reader.readString()) { list.append(capability) }
                 }
                 capabilities = list
+            case "lock": lock = reader.readNull() ? nil : try ItemLock(json: &reader)
             default: try reader.skipValue()
             }
         }
@@ -49,13 +50,37 @@ extension Item: JSONReadable {
               let etag, let capabilities else { throw reader.error("an item without one of its required keys") }
         self.init(id: id, parentID: parentID, siteID: siteID, name: name, kind: kind, size: size, contentType: contentType,
                   createdAt: createdAt, modifiedAt: modifiedAt, createdBy: createdBy, modifiedBy: modifiedBy, etag: etag,
-                  capabilities: capabilities)
+                  capabilities: capabilities, lock: lock)
     }
 
-    private static func timestamp(_ reader: inout JSONReader) throws(JSONReader.Error) -> Timestamp {
+    static func timestamp(_ reader: inout JSONReader) throws(JSONReader.Error) -> Timestamp {
         let text = try reader.readString()
         guard let value = Timestamp(rfc3339: text) else { throw reader.error("not an RFC 3339 timestamp: \(text.prefix(64))") }
         return value
+    }
+}
+
+extension ItemLock: JSONReadable {
+    public init(json reader: inout JSONReader) throws(JSONReader.Error) {
+        var id: String?, holder: String?, holderName: String?, device: String?, application: String?
+        var createdAt: Timestamp?, expiresAt: Timestamp?
+        try reader.readObject { (reader: inout JSONReader, key: String) throws(JSONReader.Error) in
+            switch key {
+            case "id": id = try reader.readString()
+            case "holder": holder = try reader.readString()
+            case "holder_name": holderName = try reader.readString()
+            case "device": device = try reader.readString()
+            case "application": application = try reader.readString()
+            case "created_at": createdAt = try Item.timestamp(&reader)
+            case "expires_at": expiresAt = try Item.timestamp(&reader)
+            default: try reader.skipValue()
+            }
+        }
+        guard let id, let holder, let holderName, let device, let application, let createdAt, let expiresAt else {
+            throw reader.error("a lock without one of its required keys")
+        }
+        self.init(id: id, holder: holder, holderName: holderName, device: device, application: application,
+                  createdAt: createdAt, expiresAt: expiresAt)
     }
 }
 

@@ -28,11 +28,14 @@ public struct Item: Codable, Sendable, Equatable {
     /// The version: for files it changes with every content change and only then.
     public var etag: String
     public var capabilities: [Capability]
+    /// The live lock for editing on a file; nil when there is none (always for folders and
+    /// sites). A lock is no version: taking or releasing one leaves `etag` alone.
+    public var lock: ItemLock?
 
     public init(
         id: String, parentID: String?, siteID: String, name: String, kind: ItemKind, size: Int64,
         contentType: String?, createdAt: Timestamp, modifiedAt: Timestamp, createdBy: String,
-        modifiedBy: String, etag: String, capabilities: [Capability]
+        modifiedBy: String, etag: String, capabilities: [Capability], lock: ItemLock? = nil
     ) {
         self.id = id
         self.parentID = parentID
@@ -47,10 +50,11 @@ public struct Item: Codable, Sendable, Equatable {
         self.modifiedBy = modifiedBy
         self.etag = etag
         self.capabilities = capabilities
+        self.lock = lock
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, kind, size, etag, capabilities
+        case id, name, kind, size, etag, capabilities, lock
         case parentID = "parent_id"
         case siteID = "site_id"
         case contentType = "content_type"
@@ -76,6 +80,8 @@ public struct Item: Codable, Sendable, Equatable {
         etag = try c.decode(String.self, forKey: .etag)
         // Capabilities a newer server adds are ignored rather than failing the whole item.
         capabilities = try c.decode([String].self, forKey: .capabilities).compactMap(Capability.init(rawValue:))
+        // Absent (a server from before locks) or null: no lock.
+        lock = try c.decodeIfPresent(ItemLock.self, forKey: .lock)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -93,5 +99,6 @@ public struct Item: Codable, Sendable, Equatable {
         try c.encode(modifiedBy, forKey: .modifiedBy)
         try c.encode(etag, forKey: .etag)
         try c.encode(capabilities, forKey: .capabilities)
+        try c.encode(lock, forKey: .lock)  // explicit null: no lock
     }
 }

@@ -10,7 +10,7 @@
 /// offset where it went wrong.
 /// Unknown object keys are skipped (validated, not kept), so a newer server may add fields.
 /// Nesting deeper than `maximumDepth` is refused: the reader recurses, and no response of
-/// the API nests more than four levels.
+/// the API nests more than five levels (a change page's item's lock).
 public struct JSONReader {
     public struct Error: Swift.Error, CustomStringConvertible {
         public let offset: Int

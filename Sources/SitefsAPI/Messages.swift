@@ -160,7 +160,8 @@ public struct ItemPatch: Codable, Sendable, Equatable {
 }
 
 /// The body of every error response: `{"error": {"code", "message"}}`; a 412 also carries
-/// the item as it is now, so the client can decide without another round trip.
+/// the item as it is now, so the client can decide without another round trip, and a 423
+/// the lock in the way (who holds it, since when).
 public struct ErrorResponse: Codable, Sendable, Equatable {
     public struct Detail: Codable, Sendable, Equatable {
         public var code: String
@@ -173,9 +174,11 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
 
     public var error: Detail
     public var item: Item?
+    public var lock: ItemLock?
 
-    public init(code: String, message: String, item: Item? = nil) {
+    public init(code: String, message: String, item: Item? = nil, lock: ItemLock? = nil) {
         self.error = Detail(code: code, message: message)
         self.item = item
+        self.lock = lock
     }
 }

@@ -49,7 +49,7 @@ extension HTTPDocumentBackend {
     }
 
     func checked(_ item: Item, expected identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
-        let converted = try ResponseValidation.providerItem(item)
+        let converted = try ResponseValidation.providerItem(item, held: heldLocks.lockIDs())
         guard converted.identifier == identifier else {
             throw .invalidResponse("asked for \(identifier), got \(converted.identifier)")
         }
@@ -57,7 +57,7 @@ extension HTTPDocumentBackend {
     }
 
     func checked(_ item: Item, parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
-        let converted = try ResponseValidation.providerItem(item)
+        let converted = try ResponseValidation.providerItem(item, held: heldLocks.lockIDs())
         guard converted.parent == parent else { throw .invalidResponse("created item \(item.id) is not in \(parent)") }
         return converted
     }
@@ -74,6 +74,11 @@ extension HTTPDocumentBackend {
         case (404, "not_found"), (404, "http_404"): return .notFound
         case (409, "name_taken"): return .nameTaken(message)
         case (412, _): return .versionMismatch(current: decoded?.item.flatMap { try? ResponseValidation.providerItem($0) })
+        case (423, _):
+            // The holder, when the body names a lock that can be shown; never this backend's
+            // own (its token would have opened it).
+            let lock = decoded?.lock.flatMap { ResponseValidation.problem(with: $0) == nil ? $0 : nil }
+            return .locked(by: lock.map { ResponseValidation.providerLock($0, heldHere: false) })
         case (400, "invalid_name"): return .invalidName(message)
         case (400, "cross_site"): return .crossSite
         case (429, _), (500..., _):

@@ -9,6 +9,8 @@ import SitefsProvider
 public final class HTTPDocumentBackend: DocumentBackend {
     let client: HTTPClient
     let tokens: any TokenSource
+    /// The locks for editing this backend took and holds (see `HTTPDocumentBackend+Locks`).
+    let heldLocks = HeldLocks()
 
     /// `caFile`: the certificate authorities to trust for HTTPS (nil: the system's).
     public init(baseURL: String, tokens: any TokenSource, timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil) {
@@ -20,12 +22,12 @@ public final class HTTPDocumentBackend: DocumentBackend {
 
     public func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         let page = try json(ItemPage.self, .get, "/v1/sites" + Self.query(["limit": String(limit), "cursor": token?.rawValue]))
-        return try ResponseValidation.page(page, of: nil)
+        return try ResponseValidation.page(page, of: nil, held: heldLocks.lockIDs())
     }
 
     public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
         let path = Self.itemPath(folder, "children") + Self.query(["limit": String(limit), "cursor": token?.rawValue])
-        return try ResponseValidation.page(try json(ItemPage.self, .get, path), of: folder)
+        return try ResponseValidation.page(try json(ItemPage.self, .get, path), of: folder, held: heldLocks.lockIDs())
     }
 
     public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
@@ -92,21 +94,36 @@ public final class HTTPDocumentBackend: DocumentBackend {
 
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                               progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
-        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        let held = heldLocks.held(file)
+        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []) + lockTokenHeaders(for: file)
         let target = Self.itemPath(file, "content") + Self.query(["modified_at": modified?.rfc3339])
-        return try checked(
-            try json(Item.self, .put, target, headers: headers, body: .file(path: path), large: true,
-                     progress: progress),
-            expected: file)
+        do throws(ProviderError) {
+            return try checked(
+                try json(Item.self, .put, target, headers: headers, body: .file(path: path), large: true,
+                         progress: progress),
+                expected: file)
+        } catch {
+            forgetLockAfterRefusal(error, of: file, sent: held)
+            throw error
+        }
     }
 
     public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         if let parent = changes.parent, parent.site != item.site { throw .crossSite }
         let patch = ItemPatch(name: changes.name, parentID: changes.parent?.id, modifiedAt: changes.modified,
                               replace: changes.replaceExisting ? true : nil)
-        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
-        let result = try json(Item.self, .patch, Self.itemPath(item), headers: headers, body: .bytes(try Self.encode(patch)), json: true)
-        let converted = try ResponseValidation.providerItem(result)
+        // A rename-over may replace a file this backend locked, whose id it does not know here.
+        let held = heldLocks.held(item)
+        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? [])
+            + lockTokenHeaders(for: item, wholeSite: changes.replaceExisting)
+        let result: Item
+        do throws(ProviderError) {
+            result = try json(Item.self, .patch, Self.itemPath(item), headers: headers, body: .bytes(try Self.encode(patch)), json: true)
+        } catch {
+            if !changes.replaceExisting { forgetLockAfterRefusal(error, of: item, sent: held) }
+            throw error
+        }
+        let converted = try ResponseValidation.providerItem(result, held: heldLocks.lockIDs())
         // With `replace`, the destination's id survives; otherwise it must be the same item.
         guard converted.identifier.site == item.site, changes.replaceExisting || converted.identifier == item else {
             throw .invalidResponse("PATCH of \(item) answered with item \(converted.identifier)")
@@ -115,7 +132,8 @@ public final class HTTPDocumentBackend: DocumentBackend {
     }
 
     public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
-        let headers = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        // A folder's deletion reaches the files in it, which this backend may have locked.
+        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []) + lockTokenHeaders(for: item, wholeSite: true)
         let response = try send(HTTPRequest(method: .delete, path: Self.itemPath(item), headers: headers))
         guard response.status == 204 || response.status == 200 else { throw Self.error(for: response) }
     }
@@ -141,12 +159,13 @@ public final class HTTPDocumentBackend: DocumentBackend {
         let page: ChangePage = try decodedJSON(request)
         var changes: [ChangeBatch.Change] = []
         var refused: [String] = []
+        let held = heldLocks.lockIDs()
         for change in page.changes {
             switch change {
             case .item(let item):
                 // One bad item is reported and skipped; the rest of the feed still applies.
                 do throws(ProviderError) {
-                    changes.append(.updated(try ResponseValidation.providerItem(item)))
+                    changes.append(.updated(try ResponseValidation.providerItem(item, held: held, notes: &refused)))
                 } catch {
                     refused.append(error.description)
                 }

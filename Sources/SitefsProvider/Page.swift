@@ -6,7 +6,8 @@ public struct Page: Sendable {
     public var next: PageToken?
     /// Items of the server's page the backend could not represent faithfully (a name that
     /// cannot be a file name, an impossible size, an item of another folder), each with why:
-    /// left out of `items` for the filesystem to log, rather than failing the whole listing.
+    /// left out of `items` for the filesystem to log, rather than failing the whole listing;
+    /// likewise a lock left out of an item that is listed (a lock the backend cannot show).
     public var refused: [String]
 
     public init(items: [ProviderItem], next: PageToken?, refused: [String] = []) {

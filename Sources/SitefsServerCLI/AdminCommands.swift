@@ -4,19 +4,87 @@ import SitefsCommandLine
 import SitefsServerCore
 
 struct UserCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage users.", subcommands: [Add.self])
+    static let configuration = CommandConfiguration(commandName: "user", abstract: "Manage users.", subcommands: [Add.self, SetDisplayName.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a user. The password is read from standard input (asked twice on a terminal), never from arguments.")
 
         @Argument(help: "User name: letters, digits, . _ @ -") var name: String
+        @Option(name: .customLong("display-name"), help: "The name other people read, e.g. as a lock's holder (\"Anna Berger\").")
+        var displayName: String?
         @OptionGroup var options: DataOptions
 
         func run() async throws {
+            if let displayName { try AccountStore.validateDisplayName(displayName) }
             let password = try PasswordInput.read()
-            try await AdminContext.with(options) { try await $0.accounts.addUser(named: name, password: password) }
+            try await AdminContext.with(options) {
+                try await $0.accounts.addUser(named: name, password: password, displayName: displayName)
+            }
             print("added user \(name)")
+        }
+    }
+
+    struct SetDisplayName: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change a user's display name.")
+
+        @Argument(help: "User name.") var name: String
+        @Option(name: .customLong("display-name"), help: "The name other people read, e.g. as a lock's holder.")
+        var displayName: String?
+        @Flag(name: .customLong("clear-display-name"), help: "Remove the display name: the user name shows instead.")
+        var clear = false
+        @OptionGroup var options: DataOptions
+
+        func validate() throws {
+            guard (displayName == nil) != !clear else { throw ValidationError("give --display-name NAME or --clear-display-name") }
+        }
+
+        func run() async throws {
+            try await AdminContext.with(options) { try await $0.accounts.setDisplayName(of: name, to: clear ? nil : displayName) }
+            print(clear ? "cleared the display name of \(name)" : "set the display name of \(name)")
+        }
+    }
+}
+
+struct LockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "See and break locks for editing.", subcommands: [List.self, Break.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List live locks: site, path, holder, device, application, since, expires (tab-separated).")
+
+        @OptionGroup var options: DataOptions
+
+        func run() async throws {
+            let locks = try await AdminContext.with(options) { try await $0.documents.liveLocks() }
+            for listing in locks {
+                let lock = listing.lock
+                let holder = lock.holderName == lock.holder ? lock.holder : "\(lock.holderName) (\(lock.holder))"
+                let fields = [listing.site, listing.path, holder, lock.device, lock.application,
+                              lock.createdAt.rfc3339, lock.expiresAt.rfc3339]
+                print(fields.map { TerminalText.escaped($0) }.joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Break: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Break the lock on a file, whoever holds it: their next write without it goes through, and others may lock it.")
+
+        @Argument(help: "The site's name.") var site: String
+        @Argument(help: "The file's path in the site, e.g. 'Plans/Level 1/plan.odt'.") var path: String
+        @OptionGroup var options: DataOptions
+
+        func run() async throws {
+            let broken = try await AdminContext.with(options) {
+                try await $0.documents.breakLock(site: site, path: path, by: .administrator("admin"))
+            }
+            if let broken {
+                print(TerminalText.escaped("broke the lock of \(broken.holderName) on \(path) (held since \(broken.createdAt.rfc3339))"))
+            } else {
+                print(TerminalText.escaped("\(path) was not locked"))
+            }
         }
     }
 }

@@ -22,6 +22,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this certificate chain (PEM); needs --tls-key.")
     var tlsCertificate: String?
     @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
+    @Option(name: .customLong("lock-sweep-interval"),
+            help: "Seconds between removals of expired locks (each shows in the change feed as the file changing).")
+    var lockSweepInterval = 5
 
     /// A token lifetime of 0 or less would make sessions that never work, and a huge one
     /// (10^14 seconds) would overflow the expiry computed at sign-in: both are refused.
@@ -38,6 +41,7 @@ struct Serve: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         guard (1...3600).contains(connectionTimeout) else { throw ValidationError("--connection-timeout must be 1 to 3600 seconds") }
         guard (1...100_000).contains(maximumConnections) else { throw ValidationError("--max-connections must be 1 to 100000") }
+        guard (1...3600).contains(lockSweepInterval) else { throw ValidationError("--lock-sweep-interval must be 1 to 3600 seconds") }
         guard !host.isEmpty else { throw ValidationError("--host must name an address") }
         guard (tlsCertificate == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for path in [tlsCertificate, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: path) {
@@ -81,7 +85,22 @@ struct Serve: AsyncParsableCommand {
                 try? await Task.sleep(for: .seconds(3600))
             }
         }
+        // An expired lock blocks nobody already (every check compares with the clock); the
+        // sweep removes it and tells the change feed, so clients stop showing it.
+        let sweepInterval = lockSweepInterval
+        let sweeper = Task.detached {
+            while !Task.isCancelled {
+                do {
+                    let swept = try await storage.documents.sweepExpiredLocks()
+                    if swept > 0 { logger.info("removed \(swept) expired locks") }
+                } catch {
+                    logger.warning("removing expired locks failed (tried again in \(sweepInterval) s): \(error)")
+                }
+                try? await Task.sleep(for: .seconds(sweepInterval))
+            }
+        }
         try await app.runService()
+        sweeper.cancel()
         collector.cancel()
         storage.close()
     }

@@ -28,7 +28,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumConnections: Int
     /// Serve HTTPS with this certificate chain and key (PEM files); nil: plain HTTP.
     public var tls: TLSFiles?
-    /// The wall clock sessions are stamped and expired by; tests pass one they move by hand.
+    /// The wall clock sessions and locks are stamped and expired by; tests pass one they
+    /// move by hand.
     public var now: @Sendable () -> Timestamp
 
     public struct TLSFiles: Sendable {

@@ -32,7 +32,8 @@ public struct ServerStorage: Sendable {
         self.metadata = metadata
         let blobs = try BlobStore(dataDirectory: directory)
         self.blobs = blobs
-        documents = try DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes)
+        documents = try DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes,
+                                      clock: configuration.now)
         accounts = AccountStore(metadata: metadata, tokenLifetimeSeconds: configuration.tokenLifetimeSeconds,
                                 passwordIterations: configuration.passwordIterations, now: configuration.now)
     }

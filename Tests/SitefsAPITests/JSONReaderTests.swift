@@ -12,6 +12,13 @@ import Testing
         (Result { try ItemPage(jsonBytes: json) }, Result { try JSONDecoder().decode(ItemPage.self, from: Data(json)) })
     }
 
+    static let lock = #"{"id":"L1","holder":"anna","holder_name":"Anna Berger","device":"laptop","application":"LibreOffice","created_at":"2026-11-27T10:14:00Z","expires_at":"2026-11-27T10:24:00Z"}"#
+
+    /// The sample item with `"lock": LOCK`.
+    static func withLock(_ lock: String) -> String {
+        item.replacingOccurrences(of: #""etag":"abc","#, with: #""etag":"abc","lock":\#(lock),"#)
+    }
+
     static func page(_ items: String...) -> String { #"{"items":[\#(items.joined(separator: ","))],"next_cursor":"c2"}"# }
 
     @Test("reads what JSONDecoder reads, field for field")
@@ -32,6 +39,10 @@ import Testing
                 of: #""future_field":{"x":1}"#,
                 with: #""a":[1,-2.5e+3,0.0,1E-2,true,false,null,"s\u0041",{"b":[[]],"c":{}}],"z":-0"#)),
             Self.page(Self.item, Self.item.replacingOccurrences(of: #""id":"7""#, with: #""id":"8""#)),
+            // Locks: absent (a server from before locks), null, and one with a field to skip.
+            Self.page(Self.withLock("null")),
+            Self.page(Self.withLock(Self.lock)),
+            Self.page(Self.withLock(Self.lock.replacingOccurrences(of: #""device":"laptop""#, with: #""device":"","later":[1]"#))),
         ]
         for json in sample {
             let (fast, foundation) = Self.readBoth(Array(json.utf8))
@@ -84,6 +95,11 @@ import Testing
             replaced(#""capabilities":["read","write","rename","delete","teleport"]"#, #""capabilities":[1]"#),
             replaced(#""future_field":{"x":1}"#, #""future_field":tru"#),
             replaced(#""future_field":{"x":1}"#, #""future_field":.5"#),
+            Self.page(Self.withLock(#""anna""#)),
+            Self.page(Self.withLock("{}")),
+            Self.page(Self.withLock(Self.lock.replacingOccurrences(of: #""holder":"anna","#, with: ""))),
+            Self.page(Self.withLock(Self.lock.replacingOccurrences(of: "2026-11-27T10:24:00Z", with: "soon"))),
+            Self.page(Self.withLock(Self.lock.replacingOccurrences(of: #""device":"laptop""#, with: #""device":7"#))),
         ].map { Array($0.utf8) } + [
             // Invalid UTF-8 inside a name: a stray byte, a truncated sequence, an overlong form.
             Array(Self.page(Self.item).utf8).replacing(Array("Plan".utf8), with: [0x50, 0xFF, 0x61]),

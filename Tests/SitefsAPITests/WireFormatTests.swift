@@ -34,6 +34,21 @@ import Testing
         #expect(item.name == "Plan.odt")
     }
 
+    /// An item's lock: absent or null is none; one written is read back the same.
+    @Test func locksRoundTripAndAbsentMeansNone() throws {
+        var item = try JSONDecoder().decode(Item.self, from: Data(Self.itemJSON.utf8))
+        #expect(item.lock == nil)
+        #expect(String(decoding: try JSONEncoder().encode(item), as: UTF8.self).contains(#""lock":null"#))
+        item.lock = ItemLock(id: "L1", holder: "anna", holderName: "Anna Berger", device: "laptop", application: "LibreOffice",
+                             createdAt: Timestamp(microsecondsSinceEpoch: 1_790_000_000_000_001),
+                             expiresAt: Timestamp(microsecondsSinceEpoch: 1_790_000_600_000_001))
+        let encoded = try JSONEncoder().encode(item)
+        #expect(try JSONDecoder().decode(Item.self, from: encoded) == item)
+        #expect(try Item(jsonBytes: Array(encoded)) == item)
+        let refusal = ErrorResponse(code: "locked", message: "locked for editing by Anna Berger", lock: item.lock)
+        #expect(try JSONDecoder().decode(ErrorResponse.self, from: JSONEncoder().encode(refusal)) == refusal)
+    }
+
     @Test func malformedItemsFailToDecode() {
         for broken in [#"{"id":"1"}"#, Self.itemJSON.replacingOccurrences(of: #""kind":"file""#, with: #""kind":"symlink""#),
                        Self.itemJSON.replacingOccurrences(of: #""size":1234"#, with: #""size":"big""#),

@@ -188,10 +188,55 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         defer { for storage in storages { storage.close() } }
-        #expect(try database.psql("SELECT count(*) FROM schema_migrations").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try database.psql("SELECT count(*) FROM schema_migrations").trimmingCharacters(in: .whitespacesAndNewlines)
+                == String(PostgresSchema.migrations.count))
         let site = try await storages[0].documents.createSite(named: "Harbour", by: Self.admin)
         for storage in storages.dropFirst() {
             #expect(try await storage.documents.item(site.id, for: Self.admin).name == "Harbour")
         }
     }
+}
+
+extension PostgresStoreTests {
+    /// Two instances taking the same lock at once: the first holds its write open before the
+    /// commit while the second tries; exactly one lock is taken (201) and the other taker
+    /// gets 423 naming the winner.
+    @Test func twoInstancesTakingOneLockHaveOneWinner() async throws {
+        let instances = try Instances()
+        let site = try await instances.first.documents.createSite(named: "Harbour", by: Self.admin)
+        let file = try await instances.first.documents.createFile(named: "plan.odt", in: site.id, bytes: Array("v1".utf8), by: Self.admin)
+        for name in ["anna", "ben"] {
+            try await instances.first.accounts.addUser(named: name, password: "secret")
+            try await instances.first.accounts.grant(user: name, site: "Harbour", readOnly: false)
+        }
+        let anna = try await instances.first.accounts.caller(
+            forToken: try await instances.first.accounts.signIn(username: "anna", password: "secret").token)
+        let ben = try await instances.second.accounts.caller(
+            forToken: try await instances.second.accounts.signIn(username: "ben", password: "secret").token)
+        let request = LockRequestBody(device: "d", application: "a", timeout: 60)
+
+        instances.gate.arm()
+        let first = Task { try await instances.first.documents.takeLock(on: file.id, request, tokens: .none, by: anna) }
+        #expect(eventually { instances.gate.isHolding })
+        let secondDone = Mutex(false)
+        let second = Task {
+            defer { secondDone.withLock { $0 = true } }
+            return try await instances.second.documents.takeLock(on: file.id, request, tokens: .none, by: ben)
+        }
+        #expect(try eventually { try instances.someoneWaitsForALock() || secondDone.withLock { $0 } })
+        instances.gate.release()
+        let winner = try await first.value
+        #expect(winner.created && winner.grant.lock.holder == "anna")
+        do {
+            _ = try await second.value
+            Issue.record("the second instance took the lock the first had just taken")
+        } catch let error as APIError {
+            #expect(error.status.code == 423)
+            #expect(error.lock == winner.grant.lock)
+        }
+        #expect(try await instances.second.documents.item(file.id, for: Self.admin).lock == winner.grant.lock)
+        #expect(try database(instances).psql("SELECT count(*) FROM locks").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    private func database(_ instances: Instances) -> PostgresTestDatabase { instances.database }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SitefsAPI
 import SitefsCrypto
 
@@ -44,16 +45,42 @@ public struct AccountStore: Sendable {
         }
     }
 
-    public func addUser(named name: String, password: String) async throws {
+    /// Display names ("Anna Berger"): what other people read where the account acts (a
+    /// lock's holder). At most this many bytes, no control characters, not blank.
+    public static let maximumDisplayNameBytes = 200
+
+    public static func validateDisplayName(_ name: String) throws {
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty, name.utf8.count <= maximumDisplayNameBytes,
+              !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw APIError.badRequest(
+                "display names are 1-\(maximumDisplayNameBytes) bytes, not blank, without control characters", code: "invalid_display_name")
+        }
+    }
+
+    public func addUser(named name: String, password: String, displayName: String? = nil) async throws {
         try Self.validateUserName(name)
+        if let displayName { try Self.validateDisplayName(displayName) }
         guard !password.isEmpty else { throw APIError.badRequest("the password is empty", code: "empty_password") }
         let hash = PasswordHash.make(password: password, iterations: passwordIterations)
         try await metadata.write { db in
             if try db.exists(sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) {
                 throw APIError.conflict("user '\(name)' already exists", code: "user_exists")
             }
-            try db.execute(sql: "INSERT INTO users (name, password_hash, created_at) VALUES (?, ?, ?)",
-                           arguments: [name, hash, now().microseconds])
+            try db.execute(sql: "INSERT INTO users (name, password_hash, created_at, display_name) VALUES (?, ?, ?, ?)",
+                           arguments: [name, hash, now().microseconds, displayName])
+        }
+    }
+
+    /// Sets a user's display name, or removes it (nil: the account name shows). Locks taken
+    /// before keep the name they were taken under.
+    public func setDisplayName(of name: String, to displayName: String?) async throws {
+        if let displayName { try Self.validateDisplayName(displayName) }
+        try await metadata.write { db in
+            guard try db.exists(sql: "SELECT 1 FROM users WHERE name = ?", arguments: [name]) else {
+                throw APIError(.notFound, code: "no_such_user", "there is no user '\(name)'")
+            }
+            try db.execute(sql: "UPDATE users SET display_name = ? WHERE name = ?", arguments: [displayName, name])
         }
     }
 

@@ -12,6 +12,8 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible {
     public var message: String
     /// The item as it is now (412 responses).
     public var item: Item?
+    /// The lock in the way (423 responses).
+    public var lock: ItemLock?
     public var extraHeaders: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, code: String, _ message: String, item: Item? = nil) {
@@ -26,7 +28,7 @@ public struct APIError: Error, HTTPResponseError, CustomStringConvertible {
     public var headers: HTTPFields { extraHeaders }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = JSONBody.response(ErrorResponse(code: code, message: message, item: item), status: status)
+        var response = JSONBody.response(ErrorResponse(code: code, message: message, item: item, lock: lock), status: status)
         response.headers.append(contentsOf: extraHeaders)
         return response
     }

@@ -14,6 +14,7 @@ enum AllowedMethods {
         (["v1", "items", ":id", "versions"], [.get]),
         (["v1", "items", ":id", "content"], [.get, .put]),
         (["v1", "items", ":id", "thumbnail"], [.get]),
+        (["v1", "items", ":id", "lock"], [.put, .delete]),
     ]
 
     /// The methods `path` answers, or nil for a path the API does not have.

@@ -40,7 +40,7 @@ struct ContentRoutes {
         let caller = try context.requireCaller()
         let item = try await documents.replaceContent(
             of: try context.parameters.require("id"), body: request.body, condition: ConditionalHeaders.ifMatch(request),
-            by: caller, modifiedAt: modifiedAt)
+            by: caller, modifiedAt: modifiedAt, locks: try LockRoutes.tokens(in: request))
         thumbnails.prepare(item, by: caller)
         return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
     }

@@ -19,6 +19,7 @@ public enum DocumentServer {
         let items = ItemRoutes(documents: storage.documents, thumbnails: thumbnails)
         let content = ContentRoutes(documents: storage.documents, thumbnails: thumbnails)
         let thumbnailRoutes = ThumbnailRoutes(thumbnails: thumbnails)
+        let locks = LockRoutes(documents: storage.documents)
 
         let v1 = router.group("v1")
         v1.post("session", use: sessions.signIn)
@@ -36,6 +37,8 @@ public enum DocumentServer {
         signedIn.get("items/:id/content", use: content.download)
         signedIn.put("items/:id/content", use: content.upload)
         signedIn.get("items/:id/thumbnail", use: thumbnailRoutes.thumbnail)
+        signedIn.put("items/:id/lock", use: locks.take)
+        signedIn.delete("items/:id/lock", use: locks.release)
         return router
     }
 

@@ -50,6 +50,7 @@ struct ErrorMiddleware: RouterMiddleware {
         case .preconditionFailed: return "version_mismatch"
         case .contentTooLarge: return "too_large"
         case .rangeNotSatisfiable: return "bad_range"
+        case .init(code: 423): return "locked"
         default: return "http_\(status.code)"
         }
     }

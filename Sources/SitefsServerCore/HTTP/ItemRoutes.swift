@@ -64,13 +64,14 @@ struct ItemRoutes {
         let patch = try await JSONBody.decode(ItemPatch.self, from: request, context: context)
         let item = try await documents.update(
             try context.parameters.require("id"), with: patch, condition: ConditionalHeaders.ifMatch(request),
-            by: try context.requireCaller())
+            by: try context.requireCaller(), locks: try LockRoutes.tokens(in: request))
         return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
     }
 
     func delete(_ request: Request, context: ServerRequestContext) async throws -> Response {
         try await documents.delete(
-            try context.parameters.require("id"), condition: ConditionalHeaders.ifMatch(request), by: try context.requireCaller())
+            try context.parameters.require("id"), condition: ConditionalHeaders.ifMatch(request), by: try context.requireCaller(),
+            locks: try LockRoutes.tokens(in: request))
         return Response(status: .noContent)
     }
 

@@ -52,10 +52,10 @@ struct VisibleItem: Sendable {
 
     var item: Item { row.item(access: access, ids: ids) }
 
-    /// Looks an API id up for a caller; unknown ids, ids the server never handed out and
-    /// ungranted sites are all 404.
-    static func find(_ id: String, ids: ItemIDCodec, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
-        guard let key = ids.rowID(for: id), let row = try ItemRow.fetch(db, id: key),
+    /// Looks an API id up for a caller, with its lock live at `now`; unknown ids, ids the
+    /// server never handed out and ungranted sites are all 404.
+    static func find(_ id: String, ids: ItemIDCodec, for caller: Caller, in db: any SQLTransaction, at now: Int64) throws -> VisibleItem {
+        guard let key = ids.rowID(for: id), let row = try ItemRow.fetch(db, id: key, at: now),
               let access = try SiteAccess.of(caller, site: row.siteID, in: db)
         else { throw APIError.notFound }
         return VisibleItem(row: row, access: access, ids: ids)

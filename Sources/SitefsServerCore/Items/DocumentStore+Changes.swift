@@ -38,7 +38,8 @@ extension DocumentStore {
     }
 
     private func changes(after: Int64, userID: Int64, caller: Caller) async throws -> ChangePage {
-        try await metadata.read { db in
+        let now = clock().microseconds
+        return try await metadata.read { db in
             let rows = try db.rows(sql: """
                     SELECT seq, site_id, item_id FROM changes
                     WHERE seq > ? AND site_id IN (SELECT site_id FROM grants WHERE user_id = ?)
@@ -53,7 +54,7 @@ extension DocumentStore {
             for (index, row) in rows.enumerated() where lastPosition[try row.int("item_id")] == index {
                 let itemID = try row.int("item_id")
                 let siteID = try row.int("site_id")
-                if let current = try ItemRow.fetch(db, id: itemID),
+                if let current = try ItemRow.fetch(db, id: itemID, at: now),
                    let access = try SiteAccess.of(caller, site: current.siteID, in: db) {
                     changes.append(.item(current.item(access: access, ids: ids)))
                 } else {

@@ -22,7 +22,7 @@ extension DocumentStore {
         try validate(name)
         try await metadata.read { db in
             let parent = try writableContainer(parentID, for: caller, in: db)
-            if try ItemRow.fetch(db, parentID: parent.row.id, name: name) != nil {
+            if try ItemRow.fetch(db, parentID: parent.row.id, name: name, at: clock().microseconds) != nil {
                 throw APIError.conflict("an item named '\(name)' already exists in this folder")
             }
         }
@@ -88,7 +88,7 @@ extension DocumentStore {
     /// The site with this name, if any.
     public func site(named name: String) async throws -> Item? {
         try await metadata.read { db in
-            try ItemRow.fetchOne(db, sql: "SELECT * FROM items WHERE parent_id IS NULL AND name = ?", arguments: [name])?
+            try ItemRow.fetchOne(db, where: "items.parent_id IS NULL AND items.name = ?", arguments: [name], at: clock().microseconds)?
                 .item(access: .readWrite, ids: ids)
         }
     }
@@ -98,7 +98,7 @@ extension DocumentStore {
     }
 
     func writableContainer(_ id: String, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
-        let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+        let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
         guard parent.row.isContainer else {
             throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder")
         }

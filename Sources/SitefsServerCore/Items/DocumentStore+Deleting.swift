@@ -3,12 +3,21 @@ import SitefsAPI
 extension DocumentStore {
     /// Deletes a file, or a folder with everything in it. Each removed item gets its own
     /// entry in the change feed, so clients can drop exactly what they cached.
-    public func delete(_ id: String, condition: VersionCondition?, by caller: Caller) async throws {
+    ///
+    /// A file locked for editing, the item itself or any file below a folder, stops the
+    /// whole delete (423 naming it) unless its token is among `locks`: checked in the same
+    /// transaction, so no lock taken meanwhile is deleted from under its holder.
+    public func delete(_ id: String, condition: VersionCondition?, by caller: Caller, locks: LockTokens = .none) async throws {
         let orphanedBlobs = try await metadata.write { db -> [String] in
-            let victim = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let now = clock().microseconds
+            let victim = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now)
             guard victim.row.kind != .site else { throw APIError.forbidden("sites are deleted by the administrator") }
             try victim.requireWritable()
             try VersionCondition.check(condition, victim)
+            try locks.requireOpen(victim.row)
+            if victim.row.isContainer, let lock = try Locks.firstClosed(below: victim.row.id, by: locks, in: db, at: now) {
+                throw APIError.locked(lock.lock.api, what: lock.name)
+            }
             let subtree = try db.ints(sql: """
                     WITH RECURSIVE subtree(id) AS (
                         SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)

@@ -2,17 +2,20 @@ import SitefsAPI
 
 extension DocumentStore {
     public func item(_ id: String, for caller: Caller) async throws -> Item {
-        try await metadata.read { db in try VisibleItem.find(id, ids: ids, for: caller, in: db).item }
+        let now = clock().microseconds
+        return try await metadata.read { db in try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now).item }
     }
 
     /// One page of a folder's (or site's) children, in the order they entered it.
     public func children(of id: String, cursor: String?, limit: Int, for caller: Caller) async throws -> ItemPage {
         let after = try cursor.map { try cursors.decode(.children, $0, for: caller) } ?? 0
+        let now = clock().microseconds
         return try await metadata.read { db in
-            let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let parent = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now)
             guard parent.row.isContainer else { throw APIError.badRequest("'\(parent.row.name)' is a file, not a folder", code: "not_a_folder") }
-            let rows = try ItemRow.fetchAll(db, sql: "SELECT * FROM items WHERE parent_id = ? AND list_seq > ? ORDER BY list_seq LIMIT ?",
-                arguments: [parent.row.id, after, limit + 1])
+            // One query for the page, locks joined.
+            let rows = try ItemRow.fetchAll(db, where: "items.parent_id = ? AND items.list_seq > ? ORDER BY items.list_seq LIMIT ?",
+                arguments: [parent.row.id, after, limit + 1], at: now)
             let page = rows.prefix(limit)
             let next = rows.count > limit ? page.last.map { cursors.encode(.children, $0.listSeq, for: caller) } : nil
             return ItemPage(items: page.map { $0.item(access: parent.access, ids: ids) }, nextCursor: next)
@@ -43,7 +46,7 @@ extension DocumentStore {
     /// The versions of a file, newest first.
     public func versions(of id: String, for caller: Caller) async throws -> [Version] {
         try await metadata.read { db in
-            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
             guard file.row.kind == .file else { throw APIError.badRequest("only files have versions", code: "not_a_file") }
             return try db.rows(sql: "SELECT etag, size, modified_at, modified_by FROM versions WHERE item_id = ? ORDER BY id DESC",
                 arguments: [file.row.id]
@@ -65,7 +68,7 @@ extension DocumentStore {
 
     public func content(of id: String, version: String?, for caller: Caller) async throws -> ContentLocation {
         try await metadata.read { db in
-            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
             guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
             let contentType = file.row.contentType ?? "application/octet-stream"
             guard let version, version != file.row.etag else {

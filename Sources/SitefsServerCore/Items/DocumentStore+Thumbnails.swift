@@ -18,7 +18,7 @@ extension DocumentStore {
     /// made of the current version, so a client never files an old picture under a new one.
     func thumbnailSource(of id: String, version: String?, for caller: Caller) async throws -> ThumbnailSource {
         try await metadata.read { db in
-            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let file = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
             guard file.row.kind == .file else { throw APIError.noThumbnail }
             if let version, version != file.row.etag { throw APIError.preconditionFailed(current: file.item) }
             guard let blob = file.row.blob else { throw StoreFailure("file \(file.row.id) has no content") }

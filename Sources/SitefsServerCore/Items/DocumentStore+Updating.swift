@@ -4,16 +4,18 @@ import SitefsAPI
 extension DocumentStore {
     /// Stores a new version of a file from a streamed body, if `condition` still holds when
     /// the body has arrived. Of several uploads based on the same version exactly one wins;
-    /// the others get 412 with the item as it then is.
+    /// the others get 412 with the item as it then is. A file locked for editing takes it
+    /// only with its lock's token among `locks` (else 423), checked in the same transaction.
     public func replaceContent<Body: AsyncSequence>(
-        of id: String, body: Body, condition: VersionCondition?, by caller: Caller, modifiedAt: Timestamp? = nil
+        of id: String, body: Body, condition: VersionCondition?, by caller: Caller, modifiedAt: Timestamp? = nil,
+        locks: LockTokens = .none
     ) async throws -> Item where Body.Element == ByteBuffer {
         // Fail before reading the body when the answer is already known.
-        _ = try await metadata.read { db in try writableFile(id, condition: condition, for: caller, in: db) }
+        _ = try await metadata.read { db in try writableFile(id, condition: condition, locks: locks, for: caller, in: db) }
         let blob = try await blobs.store(body, limit: maximumUploadBytes)
         do {
             return try await metadata.write { db in
-                let file = try writableFile(id, condition: condition, for: caller, in: db)
+                let file = try writableFile(id, condition: condition, locks: locks, for: caller, in: db)
                 // The client's modification time when it sent one (so a file keeps the mtime
                 // its program gave it), else the server's.
                 let now = modifiedAt?.microseconds ?? Timestamp.now().microseconds
@@ -24,7 +26,7 @@ extension DocumentStore {
                     sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
                     arguments: [file.row.id, blob.name, blob.size, blob.name, now, caller.name])
                 try Mutation.recordChange(db, site: file.row.siteID, item: file.row.id)
-                return try VisibleItem.find(id, ids: ids, for: caller, in: db).item
+                return try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds).item
             }
         } catch {
             blobs.remove([blob.name])
@@ -36,13 +38,18 @@ extension DocumentStore {
     /// file at the destination (`replace`: the *destination's* id survives and gains the
     /// moved file's content as its newest version, so a document saved by "write a temp file
     /// and rename it over the original" keeps its id and history).
-    public func update(_ id: String, with patch: ItemPatch, condition: VersionCondition?, by caller: Caller) async throws -> Item {
+    ///
+    /// A lock for editing on the item, or on the file a `replace` would replace, lets the
+    /// change through only with its token among `locks` (else 423).
+    public func update(_ id: String, with patch: ItemPatch, condition: VersionCondition?, by caller: Caller,
+                       locks: LockTokens = .none) async throws -> Item {
         if let name = patch.name { try validate(name) }
         guard patch.name != nil || patch.parentID != nil || patch.modifiedAt != nil else {
             throw APIError.badRequest("nothing to change: give name, parent_id or modified_at", code: "empty_patch")
         }
         let (item, orphanedBlobs) = try await metadata.write { db -> (Item, [String]) in
-            let source = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+            let now = clock().microseconds
+            let source = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now)
             guard source.row.kind != .site else { throw APIError.forbidden("sites are renamed by the administrator") }
             try source.requireWritable()
             // The request is checked before the condition: a move to a folder that does not
@@ -50,15 +57,17 @@ extension DocumentStore {
             let destination = try patch.parentID.map { try destinationFolder($0, moving: source, for: caller, in: db) }
                 ?? source.row.parentID!
             try VersionCondition.check(condition, source)
+            try locks.requireOpen(source.row)
 
             let name = patch.name ?? source.row.name
             let moved = destination != source.row.parentID
             if moved || !ItemName.same(name, source.row.name),
-               let occupant = try ItemRow.fetch(db, parentID: destination, name: name), occupant.id != source.row.id {
+               let occupant = try ItemRow.fetch(db, parentID: destination, name: name, at: now), occupant.id != source.row.id {
                 guard patch.replace == true else {
                     throw APIError.conflict("an item named '\(name)' already exists in the destination folder")
                 }
-                return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db)
+                if let lock = occupant.lock, !locks.opens(lock) { throw APIError.locked(lock.api, what: occupant.name) }
+                return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db, at: now)
             }
             try db.execute(
                 sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, etag = ? WHERE id = ?",
@@ -72,7 +81,7 @@ extension DocumentStore {
             } else {
                 try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id)
             }
-            return (try VisibleItem.find(id, ids: ids, for: caller, in: db).item, [])
+            return (try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now).item, [])
         }
         blobs.remove(orphanedBlobs)
         return item
@@ -98,7 +107,8 @@ extension DocumentStore {
     /// Rename-over: `target` takes `source`'s current content as a new version; `source`
     /// goes away. Returns the surviving item and blobs no longer referenced.
     private func replace(
-        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: any SQLTransaction
+        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: any SQLTransaction,
+        at now: Int64
     ) throws -> (Item, [String]) {
         guard source.row.kind == .file, target.kind == .file, let blob = source.row.blob else {
             throw APIError.conflict("only a file can replace a file", code: "not_replaceable")
@@ -114,15 +124,19 @@ extension DocumentStore {
         try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
         try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
         try Mutation.recordChange(db, site: target.siteID, item: target.id)
-        guard let survivor = try ItemRow.fetch(db, id: target.id) else { throw StoreFailure("replaced item vanished") }
+        guard let survivor = try ItemRow.fetch(db, id: target.id, at: now) else { throw StoreFailure("replaced item vanished") }
         return (survivor.item(access: source.access, ids: ids), orphans)
     }
 
-    func writableFile(_ id: String, condition: VersionCondition?, for caller: Caller, in db: any SQLTransaction) throws -> VisibleItem {
-        let file = try VisibleItem.find(id, ids: ids, for: caller, in: db)
+    /// A file the caller may write now: visible, writable, at the version `condition`
+    /// names, and not locked by someone whose token `locks` lacks.
+    func writableFile(_ id: String, condition: VersionCondition?, locks: LockTokens, for caller: Caller,
+                      in db: any SQLTransaction) throws -> VisibleItem {
+        let file = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
         guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
         try file.requireWritable()
         try VersionCondition.check(condition, file)
+        try locks.requireOpen(file.row)
         return file
     }
 }

@@ -15,11 +15,16 @@ public struct DocumentStore: Sendable {
     let cursors: CursorCodec
     /// Turns row ids into API ids and back (see `ItemIDCodec`).
     let ids: ItemIDCodec
+    /// The wall clock locks are stamped, expired and swept by (`ServerConfiguration.now`;
+    /// tests move one by hand).
+    let clock: @Sendable () -> Timestamp
 
-    init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64) throws {
+    init(metadata: MetadataStore, blobs: BlobStore, maximumUploadBytes: Int64,
+         clock: @escaping @Sendable () -> Timestamp = { Timestamp.now() }) throws {
         self.metadata = metadata
         self.blobs = blobs
         self.maximumUploadBytes = maximumUploadBytes
+        self.clock = clock
         cursors = try CursorCodec.load(from: metadata)
         ids = try ItemIDCodec.load(from: metadata)
     }
@@ -64,7 +69,7 @@ enum Mutation {
     /// Inserts an item (and its first version, for files) and records it in the feed.
     static func insert(_ new: NewItem, by caller: Caller, in db: any SQLTransaction) throws -> ItemRow {
         let now = Timestamp.now().microseconds
-        if let parentID = new.parentID, try ItemRow.fetch(db, parentID: parentID, name: new.name) != nil {
+        if let parentID = new.parentID, try ItemRow.fetch(db, parentID: parentID, name: new.name, at: now) != nil {
             throw APIError.conflict("an item named '\(new.name)' already exists in this folder")
         }
         guard let id = try db.int(
@@ -86,7 +91,8 @@ enum Mutation {
                 arguments: [id, new.etag, new.size, blob, new.modifiedAt ?? now, caller.name])
         }
         try recordEntry(db, site: siteID, item: id)
-        guard let row = try ItemRow.fetch(db, id: id) else { throw StoreFailure("inserted item vanished") }
+        // A new id: no lock can name it yet.
+        guard let row = try ItemRow.fetch(db, id: id, at: now) else { throw StoreFailure("inserted item vanished") }
         return row
     }
 }

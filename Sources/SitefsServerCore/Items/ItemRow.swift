@@ -1,6 +1,7 @@
 import SitefsAPI
 
-/// One row of `items`, as stored.
+/// One row of `items`, as stored, with the item's live lock when it was read with one
+/// (`ItemRow.fetch*` join it: one query per item or page, never one per item of a page).
 struct ItemRow: Sendable {
     var id: Int64
     var siteID: Int64
@@ -16,6 +17,9 @@ struct ItemRow: Sendable {
     var etag: String
     var blob: String?
     var listSeq: Int64
+    /// The live lock (`expires_at` after the time the row was read at); nil when there is
+    /// none, or the row was read without the join (sites).
+    var lock: LockRow?
 
     init(row: SQLRow) throws {
         id = try row.int("id")
@@ -35,6 +39,7 @@ struct ItemRow: Sendable {
         etag = try row.text("etag")
         blob = try row.optionalText("blob")
         listSeq = try row.int("list_seq")
+        lock = try LockRow(joined: row)
     }
 
     var isContainer: Bool { kind != .file }
@@ -47,22 +52,30 @@ struct ItemRow: Sendable {
             createdAt: Timestamp(microsecondsSinceEpoch: createdAt),
             modifiedAt: Timestamp(microsecondsSinceEpoch: modifiedAt),
             createdBy: createdBy, modifiedBy: modifiedBy, etag: etag,
-            capabilities: access.capabilities(for: kind))
+            capabilities: access.capabilities(for: kind), lock: lock?.api)
     }
 
-    static func fetchAll(_ db: any SQLTransaction, sql: String, arguments: [any SQLArgument]) throws -> [ItemRow] {
-        try db.rows(sql: sql, arguments: arguments).map(ItemRow.init(row:))
+    /// Items matching `condition` (a `WHERE` clause over `items`, columns qualified, with
+    /// `ORDER BY`/`LIMIT` if wanted), each with its lock live at `now` (microseconds): a
+    /// lock that expired is no lock, whether or not the sweeper has removed it yet.
+    static func fetchAll(_ db: any SQLTransaction, where condition: String, arguments: [any SQLArgument], at now: Int64) throws -> [ItemRow] {
+        try db.rows(sql: "\(selectWithLock) WHERE \(condition)", arguments: [now] + arguments).map(ItemRow.init(row:))
     }
 
-    static func fetchOne(_ db: any SQLTransaction, sql: String, arguments: [any SQLArgument]) throws -> ItemRow? {
-        try db.row(sql: sql, arguments: arguments).map(ItemRow.init(row:))
+    static func fetchOne(_ db: any SQLTransaction, where condition: String, arguments: [any SQLArgument], at now: Int64) throws -> ItemRow? {
+        try db.row(sql: "\(selectWithLock) WHERE \(condition)", arguments: [now] + arguments).map(ItemRow.init(row:))
     }
 
-    static func fetch(_ db: any SQLTransaction, id: Int64) throws -> ItemRow? {
-        try fetchOne(db, sql: "SELECT * FROM items WHERE id = ?", arguments: [id])
+    static func fetch(_ db: any SQLTransaction, id: Int64, at now: Int64) throws -> ItemRow? {
+        try fetchOne(db, where: "items.id = ?", arguments: [id], at: now)
     }
 
-    static func fetch(_ db: any SQLTransaction, parentID: Int64, name: String) throws -> ItemRow? {
-        try fetchOne(db, sql: "SELECT * FROM items WHERE parent_id = ? AND name = ?", arguments: [parentID, name])
+    static func fetch(_ db: any SQLTransaction, parentID: Int64, name: String, at now: Int64) throws -> ItemRow? {
+        try fetchOne(db, where: "items.parent_id = ? AND items.name = ?", arguments: [parentID, name], at: now)
     }
+
+    /// `items` with the live lock's columns (`LockRow.columns`); its one placeholder is the
+    /// time locks must outlive.
+    private static let selectWithLock =
+        "SELECT items.*, \(LockRow.columns) FROM items LEFT JOIN locks ON locks.item_id = items.id AND locks.expires_at > ?"
 }

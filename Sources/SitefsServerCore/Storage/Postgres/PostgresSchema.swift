@@ -80,6 +80,25 @@ enum PostgresSchema {
             "CREATE INDEX changes_by_site ON changes(site_id, seq)",
             "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)",
         ]),
+        ("v3", [
+            // Locks for editing (`Locks`) and the display names they show.
+            "ALTER TABLE users ADD COLUMN display_name TEXT",
+            """
+            CREATE TABLE locks (
+                item_id BIGINT PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+                lock_id TEXT NOT NULL UNIQUE,
+                token_hash TEXT NOT NULL,
+                holder_user_id BIGINT REFERENCES users(id) ON DELETE CASCADE,
+                holder TEXT NOT NULL,
+                holder_name TEXT NOT NULL,
+                device TEXT NOT NULL,
+                application TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX locks_by_expiry ON locks(expires_at)",
+        ]),
     ]
 
     /// Applies what `schema_migrations` lacks, in one transaction that holds the write lock,

@@ -76,6 +76,25 @@ enum SQLiteSchema {
                 CREATE INDEX versions_by_blob ON versions(blob);
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            // Locks for editing (`Locks`) and the display names they show.
+            try db.execute(sql: """
+                ALTER TABLE users ADD COLUMN display_name TEXT;
+                CREATE TABLE locks (
+                    item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+                    lock_id TEXT NOT NULL UNIQUE,
+                    token_hash TEXT NOT NULL,
+                    holder_user_id INTEGER REFERENCES users(id) ON DELETE CASCADE,
+                    holder TEXT NOT NULL,
+                    holder_name TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    application TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                );
+                CREATE INDEX locks_by_expiry ON locks(expires_at);
+                """)
+        }
         return migrator
     }
 }

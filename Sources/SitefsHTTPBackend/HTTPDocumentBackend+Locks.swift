@@ -1,0 +1,94 @@
+import Foundation
+import SitefsAPI
+import SitefsHTTP
+import SitefsProvider
+
+/// Locks for editing on sitefs-server (`PUT`/`DELETE /v1/items/{id}/lock`). The tokens
+/// this backend holds live in `heldLocks`; every write of an item it holds a lock on
+/// carries the token (`lockTokenHeaders`).
+extension HTTPDocumentBackend {
+    public var lockSupport: LockSupport { .supported }
+
+    /// Takes the lock, or refreshes it when this backend holds it (the token goes along).
+    /// Someone else's lock: `.locked(by:)` naming them, and a lock held here that the
+    /// server no longer has (taken over after it expired, or the file gone) is forgotten.
+    public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {
+        let body = try Self.encode(LockRequestBody(
+            device: Self.clipped(request.device), application: Self.clipped(request.application),
+            timeout: Self.lockSeconds(request.timeout)))
+        let held = heldLocks.held(file)
+        var headers = [("Content-Type", "application/json")]
+        if let held { headers.append(("Lock-Token", held.token)) }
+        let response = try send(HTTPRequest(method: .put, path: Self.itemPath(file, "lock"), headers: headers, body: .bytes(body)))
+        guard response.status == 200 || response.status == 201 else {
+            if let held, response.status == 423 || response.status == 404 { heldLocks.drop(file, lockID: held.lockID) }
+            throw Self.error(for: response)
+        }
+        let grant: LockGrant
+        do {
+            grant = try JSONDecoder().decode(LockGrant.self, from: Data(response.body))
+        } catch {
+            throw .invalidResponse("malformed lock grant from PUT \(Self.itemPath(file, "lock")): \(error)")
+        }
+        if let problem = ResponseValidation.problem(with: grant.lock) { throw .invalidResponse("the lock granted on \(file): \(problem)") }
+        guard !grant.token.isEmpty, grant.token.utf8.count <= 128,
+              grant.token.utf8.allSatisfy({ Self.tokenCharacters.contains($0) })
+        else { throw .invalidResponse("the lock granted on \(file) has an unusable token") }
+        heldLocks.hold(file, HeldLocks.Held(lockID: grant.lock.id, token: grant.token))
+        return ResponseValidation.providerLock(grant.lock, heldHere: true)
+    }
+
+    /// Releases this backend's lock. Holding none, nothing is sent. The answer ends the
+    /// holding whatever it is (released, already gone, someone else's lock now), except a
+    /// failure in transit or a 5xx/429: then the lock is still held and the error thrown,
+    /// so the caller may try again.
+    public func unlock(_ file: ItemIdentifier) throws(ProviderError) {
+        guard let held = heldLocks.held(file) else { return }
+        let response = try send(HTTPRequest(method: .delete, path: Self.itemPath(file, "lock"), headers: [("Lock-Token", held.token)]))
+        switch response.status {
+        case 200, 204, 404, 423:
+            // 404: the file is gone, and its lock with it; 423: the server has another lock
+            // on it now (ours had expired), which is not ours to end.
+            heldLocks.drop(file, lockID: held.lockID)
+        default:
+            let error = Self.error(for: response)
+            if !error.isTransient { heldLocks.drop(file, lockID: held.lockID) }
+            throw error
+        }
+    }
+
+    /// `Lock-Token` for a write on `item` (see `HeldLocks.tokens`); none when no lock is held.
+    func lockTokenHeaders(for item: ItemIdentifier, wholeSite: Bool = false) -> [(String, String)] {
+        let tokens = heldLocks.tokens(for: item, wholeSite: wholeSite)
+        return tokens.isEmpty ? [] : [("Lock-Token", tokens.joined(separator: ", "))]
+    }
+
+    /// After a write of `item` alone carrying its token was refused 423: the server's lock
+    /// is not ours (ours ended), so it is forgotten.
+    func forgetLockAfterRefusal(_ error: ProviderError, of item: ItemIdentifier, sent: HeldLocks.Held?) {
+        if case .locked = error, let sent { heldLocks.drop(item, lockID: sent.lockID) }
+    }
+
+    /// Whole seconds the server grants (`LockRequestBody.timeoutRange`), rounded up.
+    static func lockSeconds(_ timeout: Duration) -> Int {
+        let (seconds, attoseconds) = timeout.components
+        let whole = seconds + (attoseconds > 0 ? 1 : 0)
+        return Int(min(max(whole, Int64(LockRequestBody.timeoutRange.lowerBound)), Int64(LockRequestBody.timeoutRange.upperBound)))
+    }
+
+    /// `text` without control characters, cut at a character boundary to what the server
+    /// takes (`LockRequestBody.maximumTextBytes`): a long host name must not cost the lock.
+    static func clipped(_ text: String) -> String {
+        var result = ""
+        var bytes = 0
+        for character in text where !character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            let size = character.utf8.count
+            guard bytes + size <= LockRequestBody.maximumTextBytes else { break }
+            result.append(character)
+            bytes += size
+        }
+        return result
+    }
+
+    static let tokenCharacters = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8))
+}
