@@ -10,7 +10,7 @@ enum BackendKind: String, Codable, Sendable, CaseIterable, ExpressibleByArgument
 
 /// Which backend a server is, for `sitefs login` without `--backend`: the project's API
 /// (`GET /v1/sites` answers with its JSON, even unauthenticated), else a server whose
-/// `OPTIONS` answer carries a `DAV:` header naming class 1 (RFC 4918 §10.1).
+/// `OPTIONS` answer carries a `DAV:` header naming class 1, 2 or 3 (RFC 4918 §10.1).
 enum BackendDetection {
     static func detect(_ server: String, authorization: String?, caFile: String?) throws -> BackendKind {
         let client = HTTPClient(baseURL: server, timeouts: .init(connect: .seconds(10), overall: .seconds(20)), caFile: caFile)
@@ -35,8 +35,10 @@ enum BackendDetection {
         } catch {
             throw UserFacingError("cannot reach \(server): \(error)")
         }
-        let classes = (response.headers["DAV"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        if classes.contains("1") { return .webdav }
+        // Class 2 and 3 imply 1 (RFC 4918 §18.2), and nginx dav-ext with locks names only 2.
+        let classes = response.headers.values(for: "DAV").joined(separator: ",").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        if classes.contains(where: { ["1", "2", "3"].contains($0) }) { return .webdav }
         if response.status == 401 { throw UserFacingError("sign-in to \(server) failed: wrong user name or password (HTTP 401)") }
         reasons.append("OPTIONS: HTTP \(response.status) without a DAV: header")
         throw UserFacingError("\(server) is neither a sitefs server nor a WebDAV server (\(reasons.joined(separator: "; "))); "

@@ -13,13 +13,15 @@ public enum HTTPMethod: String, Sendable, CaseIterable {
     case move = "MOVE"
     case copy = "COPY"
     case options = "OPTIONS"
+    case lock = "LOCK"
+    case unlock = "UNLOCK"
 
     /// Methods that always carry a request body, sent as `Content-Length: 0` when the caller
     /// gives none: servers and proxies may reject a PUT/POST/PATCH without a length.
     var alwaysSendsBody: Bool {
         switch self {
         case .put, .post, .patch: return true
-        case .get, .delete, .head, .propfind, .proppatch, .mkcol, .move, .copy, .options: return false
+        case .get, .delete, .head, .propfind, .proppatch, .mkcol, .move, .copy, .options, .lock, .unlock: return false
         }
     }
 }

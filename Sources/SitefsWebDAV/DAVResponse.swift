@@ -27,6 +27,9 @@ public struct DAVProperties: Equatable, Sendable {
     public var isCollection = false
     /// `oc:fileid` (Nextcloud, ownCloud): stable across renames.
     public var fileID: String?
+    /// `DAV:lockdiscovery`: the locks held on the resource (none when it is free, or the
+    /// server does not lock).
+    public var locks: [DAVActiveLock] = []
 
     public init() {}
 }
@@ -40,7 +43,15 @@ enum DAVNamespace {
 /// The parser's state between libxml2's callbacks: the element path, the text of the
 /// element open now, and the response being assembled.
 final class ParseState {
+    /// What the body is: a multistatus (PROPFIND, and DELETE or MOVE failing in part), or
+    /// a LOCK answer (RFC 4918 §9.10.1: a `DAV:prop` with the `DAV:lockdiscovery`), which
+    /// is handed on as one response with no href and only its locks.
+    enum Document {
+        case multistatus, lockAnswer
+    }
+
     let limits: MultistatusParser.Limits
+    let document: Document
     private let onResponse: (DAVResponse) -> Void
     /// (namespace, local name) of every open element, outermost first.
     private var path: [(String, String)] = []
@@ -49,13 +60,17 @@ final class ParseState {
     /// The propstat open now: its properties, and its status once read.
     private var propstat: (properties: DAVProperties, names: [String], status: Int?)?
     private var responses = 0
+    /// The `DAV:lockdiscovery` being read, if one is open.
+    private var locks = ActiveLockReader()
+    /// Whether the root was the document's (`multistatus`, or `prop` for a LOCK answer).
     private(set) var sawMultistatus = false
     private(set) var failure: DAVParseError?
     /// Set by the parser once it exists, so a failure can stop it at once.
     var stop: (() -> Void)?
 
-    init(limits: MultistatusParser.Limits, onResponse: @escaping (DAVResponse) -> Void) {
+    init(limits: MultistatusParser.Limits, document: Document = .multistatus, onResponse: @escaping (DAVResponse) -> Void) {
         self.limits = limits
+        self.document = document
         self.onResponse = onResponse
     }
 
@@ -74,12 +89,18 @@ final class ParseState {
     func start(namespace: String, localName: String) {
         guard path.count < limits.depth else { return fail(.tooDeep) }
         if path.isEmpty {
-            guard namespace == DAVNamespace.dav, localName == "multistatus" else { return fail(.notMultistatus) }
+            let root = document == .multistatus ? "multistatus" : "prop"
+            guard namespace == DAVNamespace.dav, localName == root else { return fail(.notMultistatus) }
             sawMultistatus = true
+        }
+        if locks.isReading {
+            locks.start(namespace: namespace, localName: localName, depth: path.count + 1, parent: path.last, parentText: text)
         }
         path.append((namespace, localName))
         text.removeAll(keepingCapacity: true)
         guard namespace == DAVNamespace.dav else { return }
+        if localName == "lockdiscovery", isLockDiscovery(at: path.count) { return locks.begin(at: path.count) }
+        guard document == .multistatus else { return }
         switch (localName, path.count) {
         case ("response", 2):
             guard responses < limits.responses else { return fail(.tooManyResponses) }
@@ -104,7 +125,22 @@ final class ParseState {
         let value = String(decoding: text, as: UTF8.self)
         let depth = path.count
         path.removeLast()
+        if locks.isReading, !locks.ends(at: depth) {
+            locks.end(namespace: namespace, localName: localName, depth: depth, parent: path.last, text: text)
+            text.removeAll(keepingCapacity: true)
+            return
+        }
         text.removeAll(keepingCapacity: true)
+        if locks.isReading {
+            let found = locks.finish()
+            if document == .lockAnswer {
+                var answer = DAVResponse()
+                answer.properties.locks = found
+                return onResponse(answer)
+            }
+            propstat?.properties.locks = found
+        }
+        guard document == .multistatus else { return }
         if depth == 5, isIn("prop", at: 4) {
             // A property: kept in the open propstat until its status says whether it counts.
             propstat?.names.append("\(namespace)\(localName)")
@@ -135,6 +171,15 @@ final class ParseState {
             onResponse(done)
         default:
             break
+        }
+    }
+
+    /// Whether a `DAV:lockdiscovery` opened at `depth` is the resource's property: inside a
+    /// multistatus's `response/propstat/prop`, or a LOCK answer's root `prop`.
+    private func isLockDiscovery(at depth: Int) -> Bool {
+        switch document {
+        case .multistatus: depth == 5 && isIn("prop", at: 4) && isIn("propstat", at: 3)
+        case .lockAnswer: depth == 2
         }
     }
 
@@ -176,6 +221,7 @@ extension DAVProperties {
         etag = other.etag ?? etag
         isCollection = isCollection || other.isCollection
         fileID = other.fileID ?? fileID
+        if !other.locks.isEmpty { locks = other.locks }
     }
 }
 

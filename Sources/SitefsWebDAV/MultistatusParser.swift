@@ -42,8 +42,12 @@ public final class MultistatusParser {
     private var fed = 0
 
     /// `onResponse` is called on the caller's thread, from inside `feed` or `finish`.
-    public init(limits: Limits = Limits(), onResponse: @escaping (DAVResponse) -> Void) {
-        state = ParseState(limits: limits, onResponse: onResponse)
+    public convenience init(limits: Limits = Limits(), onResponse: @escaping (DAVResponse) -> Void) {
+        self.init(document: .multistatus, limits: limits, onResponse: onResponse)
+    }
+
+    init(document: ParseState.Document, limits: Limits, onResponse: @escaping (DAVResponse) -> Void) {
+        state = ParseState(limits: limits, document: document, onResponse: onResponse)
         handler.initialized = sitefs_xml_sax2_magic()
         handler.startElementNs = { context, localName, _, namespace, _, _, _, _, _ in
             ParseState.from(context)?.start(namespace: String(xml: namespace), localName: String(xml: localName))
@@ -138,7 +142,7 @@ public enum DAVParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .textTooLong: "a multistatus element with more text than any property needs"
         case .tooManyResponses: "a multistatus with more responses than the limit"
         case .tooLarge: "a multistatus body larger than the limit"
-        case .notMultistatus: "the body is not a DAV:multistatus"
+        case .notMultistatus: "the body is not a DAV:multistatus (nor, answering a LOCK, a DAV:prop)"
         }
     }
 }

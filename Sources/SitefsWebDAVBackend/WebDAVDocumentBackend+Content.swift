@@ -123,12 +123,17 @@ extension WebDAVDocumentBackend {
             guard current.version == baseVersion else { throw .versionMismatch(current: current) }
             if weak { condition = nil }
         }
+        let name = location.components.last ?? ""
+        // A lock held here goes along (`If`); someone else's refuses the save (`.locked`).
         let response = try conditionally(on: condition, node, location) { ifMatch throws(ProviderError) in
-            try put(path, to: location, headers: ifMatch.map { [("If-Match", $0)] } ?? [], modified: modified, progress: progress)
+            try sendHoldingLocks([LockedTarget(node: node, location: location)], "PUT \(name)") { lockHeaders throws(ProviderError) in
+                try put(path, to: location, headers: (ifMatch.map { [("If-Match", $0)] } ?? []) + lockHeaders, modified: modified,
+                        progress: progress)
+            }
         }
         guard [200, 201, 204].contains(response.status) else {
             if response.status == 412 { throw .versionMismatch(current: try? freshItem(node, at: location)) }
-            throw WebDAVTransport.error(for: response, "PUT \(location.components.last ?? "")")
+            throw WebDAVTransport.error(for: response, "PUT \(name)")
         }
         return try uploaded(node, at: location, response: response, modified: modified)
     }

@@ -43,7 +43,15 @@ extension WebDAVDocumentBackend {
             let target = IdentityTable.Location(components: targetComponents + [name], isCollection: location.isCollection,
                                                 site: location.site, parent: targetParent)
             let replaced = try table { try identities.existingNode(named: name, in: targetParent) }
-            try move(location, to: target, replacing: changes.replaceExisting)
+            // The tokens of locks held here on the item and, moving over it, on the file it
+            // replaces (the editor's save by rename of a file it locked).
+            var touched = [LockedTarget(node: node, location: location)]
+            if changes.replaceExisting, let replaced, replaced != node {
+                touched.append(LockedTarget(node: replaced, location: target))
+            }
+            try move(location, to: target, replacing: changes.replaceExisting, touching: touched)
+            // RFC 4918 §7.7: a lock stays with its URL, not with the resource that moved away.
+            heldLocks.dropAll(node)
             if changes.replaceExisting, let replaced, replaced != node {
                 try table {
                     try identities.remove(node)
@@ -64,13 +72,16 @@ extension WebDAVDocumentBackend {
         return fresh
     }
 
-    private func move(_ source: IdentityTable.Location, to target: IdentityTable.Location, replacing: Bool) throws(ProviderError) {
+    private func move(_ source: IdentityTable.Location, to target: IdentityTable.Location, replacing: Bool,
+                      touching touched: [LockedTarget]) throws(ProviderError) {
         if !replacing, try exists(target) {
             // Asked first: not every server honours `Overwrite: F` (see README).
             throw .nameTaken("\(target.components.last ?? "") exists on the server")
         }
         let headers = [("Destination", location.url(of: target.pathForRequest(in: location))), ("Overwrite", replacing ? "T" : "F")]
-        let response = try transport.send(HTTPRequest(method: .move, path: source.pathForRequest(in: location), headers: headers))
+        let response = try sendHoldingLocks(touched, "MOVE \(source.components.last ?? "")", tagged: true) { lockHeaders throws(ProviderError) in
+            try transport.send(HTTPRequest(method: .move, path: source.pathForRequest(in: location), headers: headers + lockHeaders))
+        }
         switch response.status {
         case 201, 204, 200: return
         case 207: throw transport.multistatusFailure(response, "MOVE \(source.components.last ?? "")")
@@ -85,17 +96,23 @@ extension WebDAVDocumentBackend {
         guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not deleted here") }
         let path = location.pathForRequest(in: self.location)
         let response = try conditionally(on: location.isCollection ? nil : baseVersion, node, location) { ifMatch throws(ProviderError) in
-            try transport.send(HTTPRequest(method: .delete, path: path, headers: ifMatch.map { [("If-Match", $0)] } ?? []))
+            // Tagged: Apache checks an untagged list against the parent folder too, and refuses.
+            try sendHoldingLocks([LockedTarget(node: node, location: location)], "DELETE \(location.components.last ?? "")", tagged: true) {
+                lockHeaders throws(ProviderError) in
+                try transport.send(HTTPRequest(method: .delete, path: path, headers: (ifMatch.map { [("If-Match", $0)] } ?? []) + lockHeaders))
+            }
         }
         switch response.status {
         case 200, 204: break
         case 207: throw transport.multistatusFailure(response, "DELETE \(location.components.last ?? "")")
         case 404, 410:
+            heldLocks.dropAll(node)
             try table { try identities.remove(node) }
             throw .notFound
         case 412: throw .versionMismatch(current: try? freshItem(node, at: location))
         default: throw WebDAVTransport.error(for: response, "DELETE \(location.components.last ?? "")")
         }
+        heldLocks.dropAll(node)  // the lock went with the resource
         try table { try identities.remove(node) }
     }
 }

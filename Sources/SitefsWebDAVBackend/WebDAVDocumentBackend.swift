@@ -24,6 +24,12 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     private let taggedFiles = Mutex<Bool?>(nil)
     /// Children resolved and checked in one identity transaction while a listing streams.
     static let listingBatch = 256
+    /// The locks this backend holds (see `HeldLocks`), when it first saw others' locks that do
+    /// not say when they were taken, and whether the server locks at all (nil until asked):
+    /// leaves, like `said`.
+    let heldLocks = HeldLocks()
+    let lockSightings = LockSightings()
+    let lockSupportFound = Mutex<LockSupport?>(nil)
 
     public init(location: WebDAVLocation, credentials: any AuthorizationSource, identities: IdentityTable,
                 timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil, logger: Logger) {
@@ -79,7 +85,8 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
         observe(entry)
-        return (try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement), EntityTag.isWeak(entry.properties.etag))
+        let item = try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement, lock: shownLock(entry.properties.locks))
+        return (item, EntityTag.isWeak(entry.properties.etag))
     }
 
     // MARK: Listings
@@ -123,7 +130,8 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                     let placement = WebDAVItems.Placement(node: found.node, site: identifier == nil ? found.node : location.site,
                                                           parent: identifier, keptModified: found.keptModified)
                     do throws(ProviderError) {
-                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement))
+                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement,
+                                                          lock: shownLock(entry.properties.locks)))
                         observe(entry)
                     } catch {
                         refused.append(error.description)

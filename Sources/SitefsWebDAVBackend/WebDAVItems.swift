@@ -40,8 +40,9 @@ enum WebDAVItems {
         }
     }
 
+    /// `lock`: the lock shown on it (the backend reads it from `lockdiscovery`).
     static func item(named name: String, _ properties: DAVProperties, _ facts: Facts,
-                     at placement: Placement) throws(ProviderError) -> ProviderItem {
+                     at placement: Placement, lock: ProviderLock? = nil) throws(ProviderError) -> ProviderItem {
         if let violation = ItemName.violation(of: name) {
             throw .invalidResponse("an unusable name (\(violation)): \(name.debugDescription.prefix(80))")
         }
@@ -65,6 +66,6 @@ enum WebDAVItems {
         }
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
-                            version: facts.version, capabilities: capabilities)
+                            version: facts.version, capabilities: capabilities, lock: lock)
     }
 }

@@ -34,12 +34,13 @@ public enum WebDAVListingError: Error, Sendable, CustomStringConvertible {
 /// Lists collections with `PROPFIND Depth: 1` (never `infinity`: RFC 4918 §9.1 lets a server
 /// refuse it, and a whole tree is never what a listing needs), the body parsed as it arrives.
 public struct WebDAVListing: Sendable {
-    /// The live properties a listing asks for; the file id where the server has one.
+    /// The live properties a listing asks for; the file id where the server has one; the
+    /// locks held on each resource (`lockdiscovery`: an empty element for a free one).
     static let requestBody = Array("""
         <?xml version="1.0" encoding="utf-8"?>
         <d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>\
         <d:resourcetype/><d:getcontentlength/><d:getcontenttype/><d:getlastmodified/><d:getetag/>\
-        <d:displayname/><oc:fileid/></d:prop></d:propfind>
+        <d:displayname/><oc:fileid/><d:lockdiscovery/></d:prop></d:propfind>
         """.utf8)
 
     let client: HTTPClient

@@ -59,7 +59,8 @@ struct WebDAVTransport: Sendable {
         case 405: return .nameTaken(message)
         case 412: return .versionMismatch(current: nil)
         case 414: return .invalidName(message)
-        case 423: return .forbidden(message + " (locked)")
+        // Someone's lock (RFC 4918 §11.3); who, the caller asks the server where it can.
+        case 423: return .locked(by: nil)
         case 429, 500...599:
             let seconds = retryAfter.flatMap { Double($0.trimmingASCIIWhitespace) }.map { min(max($0, 0), 300) }
             return .serverUnavailable(status: status, message: message, retryAfter: seconds)

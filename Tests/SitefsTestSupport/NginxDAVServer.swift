@@ -24,8 +24,11 @@ public final class NginxDAVServer: WebDAVTestServer, @unchecked Sendable {
     public static let executable = URL(fileURLWithPath: "/usr/sbin/nginx")
     private static let davExtModule = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so"
 
-    /// Starts nginx on an unused port and waits until it serves `root`.
-    public init(root: URL, credentials: BasicCredentials? = nil) throws {
+    /// Starts nginx on an unused port and waits until it serves `root`. With `locks`, dav-ext
+    /// keeps WebDAV locks (LOCK, UNLOCK, `lockdiscovery`; its OPTIONS then says `DAV: 2`,
+    /// else `DAV: 1`) in a shared zone, granting each lock `lockTimeout` whatever the client
+    /// asks (dav-ext's default is a minute).
+    public init(root: URL, credentials: BasicCredentials? = nil, locks: Bool = true, lockTimeout: Duration = .seconds(60)) throws {
         guard FileManager.default.isExecutableFile(atPath: NginxDAVServer.executable.path),
               FileManager.default.fileExists(atPath: NginxDAVServer.davExtModule) else {
             throw ProcessFailure("nginx or its dav-ext module is not installed (apt-get install nginx libnginx-mod-http-dav-ext)")
@@ -40,7 +43,8 @@ public final class NginxDAVServer: WebDAVTestServer, @unchecked Sendable {
                                                          log: { WebServerDaemon.text(of: console) + WebServerDaemon.text(of: errorLog) }) { port in
             let configuration = directory.appendingPathComponent("nginx.conf")
             try NginxDAVServer.configuration(port: port, root: root, directory: directory,
-                                             htpasswd: credentials == nil ? nil : htpasswd).write(to: configuration, atomically: true, encoding: .utf8)
+                                             htpasswd: credentials == nil ? nil : htpasswd,
+                                             lockTimeout: locks ? lockTimeout : nil).write(to: configuration, atomically: true, encoding: .utf8)
             _ = FileManager.default.createFile(atPath: console.path, contents: nil)
             let process = Process()
             process.executableURL = NginxDAVServer.executable
@@ -77,8 +81,9 @@ public final class NginxDAVServer: WebDAVTestServer, @unchecked Sendable {
     /// One worker; every path nginx writes (pid, logs, request-body and proxy temp folders,
     /// built to be under /var/lib/nginx) in `directory`; no body size limit (the default
     /// 1 MB would refuse large PUTs); files created readable by all, as on a real server;
-    /// `create_full_put_path off`, so a PUT into a missing folder fails as WebDAV says.
-    private static func configuration(port: UInt16, root: URL, directory: URL, htpasswd: URL?) -> String {
+    /// `create_full_put_path off`, so a PUT into a missing folder fails as WebDAV says; with a
+    /// `lockTimeout`, a lock zone (1 MiB: thousands of locks) and LOCK and UNLOCK.
+    private static func configuration(port: UInt16, root: URL, directory: URL, htpasswd: URL?, lockTimeout: Duration?) -> String {
         let access = htpasswd.map { ["auth_basic \"sitefs test\";", "auth_basic_user_file \"\($0.path)\";"] } ?? []
         let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \"\(directory.path)/\($0)\";" }
         return ([
@@ -92,13 +97,15 @@ public final class NginxDAVServer: WebDAVTestServer, @unchecked Sendable {
             "    access_log \"\(directory.path)/access.log\";",
         ] + temporary.map { "    " + $0 } + [
             "    client_max_body_size 0;",
+        ] + (lockTimeout.map { ["    dav_ext_lock_zone zone=sitefs:1m timeout=\($0.components.seconds)s;"] } ?? []) + [
             "    server {",
             "        listen 127.0.0.1:\(port);",
             "        server_name 127.0.0.1;",
             "        location /dav/ {",
             "            alias \"\(root.path)/\";",
             "            dav_methods PUT DELETE MKCOL COPY MOVE;",
-            "            dav_ext_methods PROPFIND OPTIONS;",
+        ] + (lockTimeout == nil ? ["            dav_ext_methods PROPFIND OPTIONS;"]
+             : ["            dav_ext_methods PROPFIND OPTIONS LOCK UNLOCK;", "            dav_ext_lock zone=sitefs;"]) + [
             "            create_full_put_path off;",
             "            dav_access user:rw group:r all:r;",
         ] + access.map { "            " + $0 } + [
