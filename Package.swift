@@ -72,7 +72,7 @@ let package = Package(
         // Blocking HTTP/1.1 client over libcurl, for the mount daemon's FUSE worker threads.
         .target(name: "SitefsHTTP", dependencies: ["CCurl"]),
         // API v1 as a DocumentBackend (the client side of SitefsServerCore).
-        .target(name: "SitefsHTTPBackend", dependencies: ["SitefsHTTP", "SitefsProvider", "SitefsAPI"]),
+        .target(name: "SitefsHTTPBackend", dependencies: ["SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto"]),
         // The File Provider vocabulary: identifiers, items, pages, the backend protocol.
         .target(name: "SitefsProvider", dependencies: ["SitefsAPI"]),
         // The concurrency toolbox the store, the engine and the core share: the lock order

@@ -49,6 +49,9 @@ struct Mount: ParsableCommand {
     @Option(name: .customLong("lock-timeout"),
             help: "Seconds a lock for editing taken here lasts unless refreshed (it is, while the document is open); what a crashed mount's locks outlive it by (5...3600).")
     var lockTimeout: Double = 300
+    @Flag(name: .customLong("lock-writers"), inversion: .prefixedNo,
+          help: "Lock a server file on the server while a program has it open for writing (LibreOffice's lock files always lock).")
+    var lockWriters = true
     @Option(name: .customLong("device-name"), help: "This computer's name in the locks it takes (default: the host name).")
     var deviceName: String?
     @Option(name: .customLong("display-name"),
@@ -129,6 +132,7 @@ struct Mount: ParsableCommand {
                          "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout), "--change-wait", String(changeWait)]
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         arguments += ["--lock-timeout", String(lockTimeout)]
+        if !lockWriters { arguments.append("--no-lock-writers") }
         if let deviceName { arguments += ["--device-name", deviceName] }
         if let displayName { arguments += ["--display-name", displayName] }
         if readOnly { arguments.append("--read-only") }

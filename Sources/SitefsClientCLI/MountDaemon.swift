@@ -56,6 +56,7 @@ struct MountDaemon {
         configuration.lockTimeout = .milliseconds(Int64(options.lockTimeout * 1000))
         if let device = options.deviceName { configuration.deviceName = device }
         configuration.holderName = options.displayName
+        configuration.lockWriters = options.lockWriters
         // The file manager's emblems follow state changes through this socket.
         let stateSource = StateSource()
         let stateEvents = StateEventServer(path: URL(fileURLWithPath: cacheDirectory).appendingPathComponent("events.sock").path,

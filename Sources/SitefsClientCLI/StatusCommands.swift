@@ -40,7 +40,7 @@ struct Status: ParsableCommand {
             print("offline since \(since): the server is unreachable; saves wait, online-only files cannot be opened")
         }
         for held in status.locksHeld ?? [] {
-            print("locked here: \(TerminalText.escaped(held.name)) since \(held.since)" + (held.expires.map { " (refreshed; ends \($0) unless refreshed)" } ?? ""))
+            print("locked here: \(TerminalText.escaped(held.name)) since \(held.since) (others open it read-only)")
         }
         for seen in status.locksSeen ?? [] {
             let device = seen.device.isEmpty ? "" : " on \(TerminalText.escaped(seen.device))"

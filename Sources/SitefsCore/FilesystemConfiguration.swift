@@ -62,6 +62,9 @@ public struct FilesystemConfiguration: Sendable {
     public var deviceName: String = ProcessInfo.processInfo.hostName
     /// The signed-in person as others see them in this mount's locks; the user name when nil.
     public var holderName: String?
+    /// Whether a server file opened for writing is locked while open (`--no-lock-writers`
+    /// leaves that to LibreOffice's lock files, which always lock).
+    public var lockWriters = true
 
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,

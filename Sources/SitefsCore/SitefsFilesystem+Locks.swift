@@ -12,7 +12,7 @@ import SystemPackage
 ///   document read-only and names them. Offline, or on a server without locks: the lock
 ///   file is made as before, with no lock (it stays on this machine either way).
 /// - A server document opened for writing is locked in the background until its last
-///   writer closes.
+///   writer closes (unless `lockWriters` is off).
 /// - The lock file removed, the document's lock is released.
 extension SitefsFilesystem {
     /// How long LibreOffice's create of its lock file waits for the server's answer.
@@ -42,7 +42,7 @@ extension SitefsFilesystem {
 
     /// A server file opened for writing: locked for as long as a writer has it open.
     func writerOpened(_ item: ProviderItem, context: RequestContext) {
-        guard item.kind == .file, !item.identifier.isLocal, item.identifier.lockedDocument == nil,
+        guard configuration.lockWriters, item.kind == .file, !item.identifier.isLocal, item.identifier.lockedDocument == nil,
               !SyncEngine.keepsLocal(item.name) else { return }
         editingLocks.acquireInBackground(item, for: .writer, application: Self.programName(context.pid) ?? "")
     }

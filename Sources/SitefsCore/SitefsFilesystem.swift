@@ -108,6 +108,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
             timeout: configuration.lockTimeout, logger: logger,
             mayRelease: { [weak self] document in self?.sync.state(of: document, reading: .queue).isIdle ?? true })
         seenLocks.whenFree { [weak self] entry in self?.documentFreed(entry) }
+        seenLocks.whenOwn { [weak self] document in self?.editingLocks.holdsOrTakes(document) ?? false }
         // Started only once the keeper exists: a save resumed from the journal may reach the
         // server at once, and its event asks the keeper for a pass (`apply`).
         let queries = SyncEngine.MountQueries(folderChain: { [weak self] folder in self?.folderChain(of: folder) },

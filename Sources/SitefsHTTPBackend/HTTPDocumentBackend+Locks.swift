@@ -1,5 +1,6 @@
 import Foundation
 import SitefsAPI
+import SitefsCrypto
 import SitefsHTTP
 import SitefsProvider
 
@@ -16,13 +17,26 @@ extension HTTPDocumentBackend {
         let body = try Self.encode(LockRequestBody(
             device: Self.clipped(request.device), application: Self.clipped(request.application),
             timeout: Self.lockSeconds(request.timeout)))
-        let held = heldLocks.held(file)
-        var headers = [("Content-Type", "application/json")]
-        if let held { headers.append(("Lock-Token", held.token)) }
-        let response = try send(HTTPRequest(method: .put, path: Self.itemPath(file, "lock"), headers: headers, body: .bytes(body)))
+        // A new lock's token is chosen here and held before the request goes: if its answer
+        // is lost, writes still carry it and the next call refreshes what the server made.
+        let held = heldLocks.held(file) ?? {
+            let token = LockIdentity.newToken()
+            let pending = HeldLocks.Held(lockID: LockIdentity.lockID(forToken: token), token: token)
+            heldLocks.hold(file, pending)
+            return pending
+        }()
+        let headers = [("Content-Type", "application/json"), ("Lock-Token", held.token)]
+        let response: HTTPResponse
+        do {
+            response = try send(HTTPRequest(method: .put, path: Self.itemPath(file, "lock"), headers: headers, body: .bytes(body)))
+        } catch {
+            if !error.isTransient { heldLocks.drop(file, lockID: held.lockID) }
+            throw error
+        }
         guard response.status == 200 || response.status == 201 else {
-            if let held, response.status == 423 || response.status == 404 { heldLocks.drop(file, lockID: held.lockID) }
-            throw Self.error(for: response)
+            let error = Self.error(for: response)
+            if !error.isTransient { heldLocks.drop(file, lockID: held.lockID) }
+            throw error
         }
         let grant: LockGrant
         do {
@@ -34,7 +48,10 @@ extension HTTPDocumentBackend {
         guard !grant.token.isEmpty, grant.token.utf8.count <= 128,
               grant.token.utf8.allSatisfy({ Self.tokenCharacters.contains($0) })
         else { throw .invalidResponse("the lock granted on \(file) has an unusable token") }
-        heldLocks.hold(file, HeldLocks.Held(lockID: grant.lock.id, token: grant.token))
+        guard grant.token == held.token, grant.lock.id == held.lockID else {
+            heldLocks.drop(file, lockID: held.lockID)
+            throw .invalidResponse("the lock granted on \(file) is not the one asked for")
+        }
         return ResponseValidation.providerLock(grant.lock, heldHere: true)
     }
 

@@ -50,6 +50,9 @@ public final class EditingLockKeeper: @unchecked Sendable {
         /// `releaseDeadline` whatever it says.
         var nextReleaseCheck: ContinuousClock.Instant?
         var releaseDeadline: ContinuousClock.Instant?
+        /// The take's answer was lost in transit: the server may hold the lock (the backend
+        /// keeps what it sent), so the release is sent all the same.
+        var uncertain = false
         var wanted: Bool { lockFile || writers > 0 }
     }
 
@@ -167,6 +170,15 @@ public final class EditingLockKeeper: @unchecked Sendable {
         }.sorted { $0.name < $1.name }
     }
 
+    /// Whether this mount holds the lock on `document` or is taking it (a reason is
+    /// recorded): what the server reports of that lock meanwhile is this mount's own.
+    public func holdsOrTakes(_ document: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let entry = entries[document] else { return false }
+        return entry.lock != nil || entry.wanted || entry.uncertain
+    }
+
     /// Whether this mount holds the lock on `document`.
     public func holds(_ document: ItemIdentifier) -> ProviderLock? {
         condition.lock()
@@ -179,7 +191,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
     public func stop() {
         condition.lock()
         stopping = true
-        for (document, entry) in entries where entry.lock != nil {
+        for (document, entry) in entries where entry.lock != nil || entry.uncertain {
             entries[document]?.lockFile = false
             entries[document]?.writers = 0
             jobs.append(.release(document))
@@ -314,9 +326,15 @@ public final class EditingLockKeeper: @unchecked Sendable {
             forgetEntry(document)
             logger.info("\(document) is locked for editing by \(holder?.description ?? "someone else")")
             answer(reply, .heldElsewhere(holder))
+        } catch where error.isTransient {
+            condition.lock()
+            entries[document]?.uncertain = true
+            condition.unlock()
+            if !error.isUnreachable { logger.warning("lock \(document): \(error)") }
+            answer(reply, .notTaken(error.description))
         } catch {
             forgetEntry(document)
-            if !error.isUnreachable { logger.warning("lock \(document): \(error)") }
+            logger.warning("lock \(document): \(error)")
             answer(reply, .notTaken(error.description))
         }
     }
@@ -335,7 +353,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
         }
         let stopping = self.stopping
         condition.unlock()
-        guard entry.lock != nil else { return forgetEntry(document) }
+        guard entry.lock != nil || entry.uncertain else { return forgetEntry(document) }
         if !stopping, !mayRelease(document) {
             // Its save is still on its way: asked again shortly (it keeps being refreshed).
             condition.lock()
@@ -354,7 +372,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
         condition.unlock()
         do throws(ProviderError) {
             try backend.unlock(document)
-            logger.info("released the lock on \(entry.name)")
+            if entry.lock != nil { logger.info("released the lock on \(entry.name)") }
         } catch {
             // The server's timeout ends it.
             logger.warning("release the lock on \(entry.name): \(error); it ends at its timeout")

@@ -29,7 +29,7 @@ public struct LockFileBackend: DocumentBackend {
     /// The lock file shown beside `document`, nil when it has no lock of someone else's (or
     /// its lock file's name would be too long).
     public func lockFileItem(for document: ProviderItem) -> ProviderItem? {
-        guard document.kind == .file, let lock = document.lock, !lock.heldHere,
+        guard document.kind == .file, let lock = document.lock, !lock.heldHere, !seen.isOwn(document.identifier),
               let name = OfficeLockFile.name(for: document.name) else { return nil }
         return Self.item(named: name, beside: document.identifier, in: document.parent, lock: lock, timeZone: timeZone)
     }

@@ -34,7 +34,23 @@ public final class SeenLocks: Sendable {
     /// Told (no lock held) when a watched document's lock is gone. Lock order: a leaf.
     private let onFree = Mutex<(@Sendable (Entry) -> Void)?>(nil)
 
+    /// Whether this mount holds, or is taking, the lock on a document (`EditingLockKeeper`):
+    /// such a lock is never someone else's, even when the server reports it before the
+    /// answer to this mount's request arrived. Lock order: a leaf.
+    private let own = Mutex<(@Sendable (ItemIdentifier) -> Bool)?>(nil)
+
     public init() {}
+
+    /// Sets what tells this mount's own locks (see `own`).
+    public func whenOwn(_ isOwn: @escaping @Sendable (ItemIdentifier) -> Bool) {
+        own.withLock { $0 = isOwn }
+    }
+
+    /// Whether the lock on `document` is this mount's (held or being taken).
+    public func isOwn(_ document: ItemIdentifier) -> Bool {
+        guard let isOwn = own.withLock({ $0 }) else { return false }
+        return isOwn(document)
+    }
 
     /// Sets who is told when a watched document's lock is gone.
     public func whenFree(_ handler: @escaping @Sendable (Entry) -> Void) {
@@ -46,9 +62,10 @@ public final class SeenLocks: Sendable {
     func observe(_ item: ProviderItem) -> Entry? {
         guard item.kind == .file, !item.identifier.isLocal else { return nil }
         let identifier = item.identifier
+        let foreign = item.lock.map { !$0.heldHere } == true && !isOwn(identifier)
         let (before, freed) = state.withLock { state -> (Entry?, Entry?) in
             let before = state.locks[identifier]
-            guard let lock = item.lock, !lock.heldHere else {
+            guard foreign, let lock = item.lock else {
                 guard before != nil else { return (nil, nil) }
                 state.locks[identifier] = nil
                 state.arrival.removeAll { $0 == identifier }

@@ -11,7 +11,7 @@ struct DesktopNotificationTests {
     @Test func aConflictCopyAndAnExpiredSignInAreNotified() throws {
         let fixture = try MountFixture(mounting: false)
         defer { fixture.tearDown() }
-        let bus = try mountOnAPrivateBus(fixture)
+        let bus = try mountOnAPrivateBus(fixture, extraArguments: ["--no-lock-writers"])  // edited elsewhere while open here
         defer { bus.stop() }
 
         // A save the server's newer version turns into a conflict copy.
@@ -47,12 +47,12 @@ struct DesktopNotificationTests {
 extension DesktopNotificationTests {
     /// A session bus of the test's own with the notification listener on it, and the
     /// fixture's mount started with that bus as its session's.
-    private func mountOnAPrivateBus(_ fixture: MountFixture) throws -> PrivateSessionBus {
+    private func mountOnAPrivateBus(_ fixture: MountFixture, extraArguments: [String] = []) throws -> PrivateSessionBus {
         let bus = try PrivateSessionBus(in: fixture.root)
         let environment = fixture.environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
         let mount = try run(BuiltProducts.executable("sitefs"),
                             ["mount", fixture.mountURL, fixture.mountpoint.path, "--cache-dir", fixture.cache.path,
-                             "--poll-interval", "0.3", "--write-back-delay", "0.2"], environment: environment)
+                             "--poll-interval", "0.3", "--write-back-delay", "0.2"] + extraArguments, environment: environment)
         guard mount.status == 0 else {
             bus.stop()
             throw ProcessFailure("sitefs mount: \(mount.err)")
@@ -202,5 +202,45 @@ final class PrivateSessionBus {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         _ = eventually(timeout: .seconds(10)) { !process.isRunning }
+    }
+}
+
+extension DesktopNotificationTests {
+    /// Someone else holds plan.txt locked for editing (another device, through the API): a
+    /// save here is kept as a conflict copy and the notification names the holder; once
+    /// LibreOffice here has read their lock file, their release is told ("free to edit").
+    @Test func aSaveOverADocumentSomeoneHoldsAndItsReleaseAreNotified() throws {
+        let fixture = try MountFixture(mounting: false)
+        defer { fixture.tearDown() }
+        let bus = try mountOnAPrivateBus(fixture)
+        defer { bus.stop() }
+        try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let item = try #require(try fixture.serverItem("Riverside/plan.txt"))
+        let taken = try fixture.api.call("PUT", "/v1/items/\(item.id)/lock",
+                                         json: #"{"device": "site-office", "application": "LibreOffice", "timeout": 600}"#)
+        try #require(taken.status == 201, "\(taken)")
+        let token = try #require((try JSONSerialization.jsonObject(with: Data(taken.body.utf8)) as? [String: Any])?["token"] as? String)
+
+        #expect(eventually(timeout: .seconds(15)) {
+            FileManager.default.fileExists(atPath: fixture.path("Riverside/.~lock.plan.txt#"))
+        }, "the mount shows their lock")
+        try "mine".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let conflict = bus.waitForNotification { ($0["summary"] as? String)?.contains("conflict copy") == true }
+        let body = try #require(conflict?["body"] as? String, "no conflict notification; recorded: \(bus.recorded)")
+        #expect(body.contains("Riverside/plan.txt is being edited by anna"), "\(body)")
+        #expect(try fixture.serverContent("Riverside/plan.txt") == "original", "the holder's document is untouched")
+
+        // LibreOffice here reads their lock file (it opens the document read-only), then they close it.
+        _ = try String(contentsOfFile: fixture.path("Riverside/.~lock.plan.txt#"), encoding: .utf8)
+        let released = try fixture.api.call("DELETE", "/v1/items/\(item.id)/lock", extra: ["-H", "Lock-Token: \(token)"])
+        #expect(released.status == 204, "\(released)")
+        let free = bus.waitForNotification { ($0["summary"] as? String)?.contains("free to edit") == true }
+        let freeBody = try #require(free?["body"] as? String, "no notification; recorded: \(bus.recorded)")
+        #expect(freeBody == "anna closed Riverside/plan.txt; you can open it for editing now.", "\(freeBody)")
+        #expect(eventually(timeout: .seconds(15)) {
+            !FileManager.default.fileExists(atPath: fixture.path("Riverside/.~lock.plan.txt#"))
+        })
     }
 }

@@ -11,8 +11,10 @@ struct MountDurabilityTests {
         try editWhileOpen(path, to: text, between: between)
     }
 
+    /// Files open for writing are not locked here: another client's edit meanwhile is what
+    /// a server without locks (or a client ignoring them) lets happen.
     @Test func aConflictingSaveIsKeptNextToTheServerVersion() throws {
-        let fixture = try MountFixture()
+        let fixture = try MountFixture(extraMountArguments: ["--no-lock-writers"])
         defer { fixture.tearDown() }
         try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
@@ -34,7 +36,7 @@ struct MountDurabilityTests {
     }
 
     @Test func anEditOfAFileDeletedOnTheServerIsCreatedAgain() throws {
-        let fixture = try MountFixture()
+        let fixture = try MountFixture(extraMountArguments: ["--no-lock-writers"])  // deleted elsewhere while open here
         defer { fixture.tearDown() }
         try "draft".write(toFile: fixture.path("Riverside/notes.txt"), atomically: false, encoding: .utf8)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)

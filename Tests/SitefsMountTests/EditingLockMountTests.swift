@@ -135,4 +135,27 @@ struct EditingLockMountTests {
         #expect(try desks.server.read("Riverside/report.odt") == Data(mine), "B's save is the document's new version")
         #expect(!(try desks.server.names(in: "Riverside")).contains { $0.contains("(conflict ") })
     }
+
+    /// Any program's open for writing locks the file on the server until it closes: another
+    /// client's save meanwhile is refused (423, naming this mount), and goes through after.
+    @Test func aFileOpenForWritingHereIsLockedForOthersUntilItIsClosed() throws {
+        let fixture = try MountFixture(extraMountArguments: ["--device-name", "desk-a"])
+        defer { fixture.tearDown() }
+        try "original".write(toFile: fixture.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let item = try #require(try fixture.serverItem("Riverside/plan.txt"))
+        try editWhileOpen(fixture.path("Riverside/plan.txt"), to: "mine") {
+            #expect(try eventually(timeout: .seconds(15)) { try fixture.serverItem("Riverside/plan.txt")?.lock != nil })
+            let refused = try fixture.api.call("PUT", "/v1/items/\(item.id)/content", extra: ["--data-binary", "theirs"])
+            #expect(refused.status == 423, "\(refused)")
+            #expect(refused.body.contains("desk-a") || refused.body.contains("anna"), "\(refused.body)")
+        }
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.serverContent("Riverside/plan.txt") == "mine")
+        #expect(try eventually(timeout: .seconds(15)) { try fixture.serverItem("Riverside/plan.txt")?.lock == nil })
+        let after = try fixture.api.call("PUT", "/v1/items/\(item.id)/content", extra: ["--data-binary", "theirs"])
+        #expect(after.status == 200, "\(after)")
+        let site = try #require(try fixture.serverItem("Riverside"))
+        #expect(try fixture.children(site.id).map(\.name) == ["plan.txt"], "no conflict copy")
+    }
 }

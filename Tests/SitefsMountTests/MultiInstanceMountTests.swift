@@ -15,11 +15,14 @@ struct MultiInstanceMountTests {
         let a: MountFixture
         let b: MountFixture
 
-        init() throws {
+        /// `lockWriters` false: files open for writing are not locked (another client's save
+        /// meanwhile goes through, as on a server without locks).
+        init(lockWriters: Bool = true) throws {
             database = try PostgresCluster.shared().createDatabase()
             blobs = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-blobs-\(UUID().uuidString.prefix(8))")
-            a = try MountFixture(store: .postgres(database, blobs: blobs, seeding: true))
-            b = try MountFixture(extraMountArguments: ["--change-wait", "25", "--poll-interval", "30"],
+            let locking = lockWriters ? [] : ["--no-lock-writers"]
+            a = try MountFixture(extraMountArguments: locking, store: .postgres(database, blobs: blobs, seeding: true))
+            b = try MountFixture(extraMountArguments: ["--change-wait", "25", "--poll-interval", "30"] + locking,
                                  store: .postgres(database, blobs: blobs, seeding: false))
         }
 
@@ -66,7 +69,7 @@ struct MultiInstanceMountTests {
     /// The same document saved on both mounts from one version: the first save through
     /// either instance wins, the other is kept as a conflict copy, and both mounts show both.
     @Test func aConflictBetweenTwoInstancesKeepsBothVersionsOnBothMounts() throws {
-        let mounts = try TwoMounts()
+        let mounts = try TwoMounts(lockWriters: false)
         let (a, b) = (mounts.a, mounts.b)
         try "original".write(toFile: a.path("Riverside/plan.txt"), atomically: false, encoding: .utf8)
         #expect(try a.sitefs(["sync", a.mountpoint.path, "--timeout", "30"]).status == 0)

@@ -22,7 +22,8 @@ import SitefsCrypto
 ///   a client shows changes but the expiry).
 extension DocumentStore {
     /// Takes a lock on a file for `caller`, or refreshes the live one whose token `tokens`
-    /// carries (a new expiry `timeout` seconds from now, the same token). `created` says
+    /// carries (a new expiry `timeout` seconds from now, the same token); a new lock takes
+    /// the one token `tokens` carries as its own when it is long enough. `created` says
     /// which. 400 `not_a_file` for folders and sites, 403 with a read-only grant, 423 with
     /// the lock when someone holds it: another user, and the caller too on another device
     /// (without the token), since a person on two machines must see their own lock.
@@ -42,12 +43,15 @@ extension DocumentStore {
             }
             // A dead lock's row may still be there (not swept yet): it makes way.
             try db.execute(sql: "DELETE FROM locks WHERE item_id = ?", arguments: [file.row.id])
-            let token = Base64URL.encode(SecureRandom.bytes(count: 32))
+            // The client's own token when it sent one (long enough to be unguessable), so a
+            // request whose answer was lost is a refresh when sent again, and the client
+            // knows its lock by id (`LockIdentity`) whatever reached it; else a new one.
+            let token = tokens.soleClientToken ?? LockIdentity.newToken()
             let displayName = try caller.userID.flatMap { userID in
                 try db.row(sql: "SELECT display_name FROM users WHERE id = ?", arguments: [userID])?.optionalText("display_name")
             }
             let lock = LockRow(
-                itemID: file.row.id, lockID: Base64URL.encode(SecureRandom.bytes(count: 16)), tokenHash: AccountStore.tokenHash(token),
+                itemID: file.row.id, lockID: LockIdentity.lockID(forToken: token), tokenHash: AccountStore.tokenHash(token),
                 holderUserID: caller.userID, holder: caller.name, holderName: displayName ?? caller.name,
                 device: request.device, application: request.application, createdAt: now, expiresAt: now + timeout)
             try db.execute(

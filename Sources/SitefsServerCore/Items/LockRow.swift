@@ -1,4 +1,5 @@
 import SitefsAPI
+import SitefsCrypto
 
 /// One row of `locks`: a lock for editing on a file (see `DocumentStore+Locks.swift`).
 ///
@@ -111,6 +112,14 @@ public struct LockTokens: Sendable, Equatable {
     private static let base64URL = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8))
 
     public var isEmpty: Bool { byHash.isEmpty }
+
+    /// The one token carried, when it is long enough for a client to have chosen it as a
+    /// new lock's (`LockIdentity.minimumClientTokenLength`).
+    var soleClientToken: String? {
+        guard byHash.count == 1, let token = byHash.values.first, token.utf8.count >= LockIdentity.minimumClientTokenLength
+        else { return nil }
+        return token
+    }
 
     /// The token that opens `lock`, if carried.
     func token(opening lock: LockRow) -> String? { byHash[lock.tokenHash] }

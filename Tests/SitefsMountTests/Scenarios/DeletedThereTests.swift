@@ -34,7 +34,8 @@ struct DeletedThereTests {
 
     @Test(arguments: backends)
     func anEditOfAFileInAFolderDeletedThereMakesBothAgain(_ backend: ScenarioBackend) throws {
-        let mount = try ScenarioMount(backend) { server in
+        // Deleted there while open here: writers are not locked, as on a server without locks.
+        let mount = try ScenarioMount(backend, extraMountArguments: ["--no-lock-writers"]) { server in
             try server.makeFolder("Harbour Tower/doomed")
             try server.write("Harbour Tower/doomed/form.txt", "blank form\n")
         }
@@ -71,7 +72,7 @@ struct DeletedThereTests {
     /// an edit of a file the folder held; replayed when the server is back, all of it arrives.
     @Test(arguments: backends)
     func madeOfflineInAFolderDeletedThereArrivesWhole(_ backend: ScenarioBackend) throws {
-        let mount = try ScenarioMount(backend, throughFaultProxy: true) { server in
+        let mount = try ScenarioMount(backend, throughFaultProxy: true, extraMountArguments: ["--no-lock-writers"]) { server in
             try server.makeFolder("Harbour Tower/doomed")
             try server.write("Harbour Tower/doomed/form.txt", "blank form\n")
         }
