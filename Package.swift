@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "SitefsServerTests",
             dependencies: [
-                "SitefsServerCore", "SitefsAPI", "SitefsServerCLI", "SitefsTestSupport",
+                "SitefsServerCore", "SitefsAPI", "SitefsServerCLI", "SitefsTestSupport", "SitefsCrypto",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

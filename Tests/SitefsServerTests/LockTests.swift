@@ -5,6 +5,7 @@ import SitefsAPI
 import SitefsTestSupport
 import Testing
 @testable import SitefsServerCore
+import SitefsCrypto
 
 /// Locks for editing through the API: taking, refreshing, releasing and breaking them, what
 /// they stop (every write without the token) and what they do not (reads), expiry on a
@@ -73,6 +74,30 @@ import Testing
             #expect(feed.changes == [.item(try await team.ben.item(team.file.id))])
             // Releasing what is not locked is nothing to do.
             try await team.anna.unlock(team.file.id, token: grant.token).expect(.noContent)
+        }
+    }
+
+    /// A client may choose a new lock's token: the lock takes it, its id follows from it
+    /// (`LockIdentity`), and sending the same request again (its answer was lost) refreshes
+    /// that lock rather than failing; a short token is no token to choose.
+    @Test func aLockTakesTheTokenItsClientChoseSoALostAnswerCanBeSentAgain() async throws {
+        try await Self.withTeam { team in
+            let chosen = LockIdentity.newToken()
+            let taken = try await team.anna.lock(team.file.id, device: "desk-a", application: "LibreOffice", timeout: 300, token: chosen)
+            try taken.expect(.created)
+            let grant = try taken.decode(LockGrant.self)
+            #expect(grant.token == chosen)
+            #expect(grant.lock.id == LockIdentity.lockID(forToken: chosen))
+            let again = try await team.anna.lock(team.file.id, device: "desk-a", application: "LibreOffice", timeout: 300, token: chosen)
+            try again.expect(.ok)
+            #expect(try again.decode(LockGrant.self).lock.id == grant.lock.id)
+            // Someone else choosing a token of their own is still refused.
+            try await team.ben.lock(team.file.id, timeout: 300, token: LockIdentity.newToken()).expect(.init(code: 423))
+            try await team.anna.unlock(team.file.id, token: chosen).expect(.noContent)
+
+            let short = try await team.anna.lock(team.file.id, timeout: 300, token: "tooshort")
+            try short.expect(.created)
+            #expect(try short.decode(LockGrant.self).token != "tooshort", "the server made a token of its own")
         }
     }
 
