@@ -505,6 +505,10 @@ extension SitefsFilesystem {
             // A removal made offline that the server did not take: the item shows again.
             if let parent { cache.forgetListing(of: parent) }
             invalidateEntry(in: parent, named: name)
+        case .removed(let identifier):
+            // Dropped again, though already gone from the cache: a listing fetched while the
+            // server was deleting it (asked for before, answered after) is stale for it now.
+            if let gone = cache.remove(identifier) { invalidateEntry(in: gone.parent, named: gone.name) }
         case .journalTrouble(let problem):
             if let problem { onNotice?(.journalUnwritable(reason: problem)) }
         case .renameDropped(let identifier, let shown, let serverParent, let gone):

@@ -86,7 +86,9 @@ public final class EditingLockKeeper: @unchecked Sendable {
     private let condition = NSCondition()
     private var entries: [ItemIdentifier: Entry] = [:]
     private var jobs: [Job] = []
-    private var support: LockSupport?
+    /// Set once a server that answered a lock request with a refusal says it does not lock
+    /// (asked only then: a server out of reach says nothing definite about itself).
+    private var unsupported: String?
     private var stopping = false
     private var worker: Thread?
 
@@ -126,7 +128,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
         let reply = Reply()
         condition.lock()
         defer { condition.unlock() }
-        if case .unsupported(let why)? = support { return .notTaken(why) }
+        if let why = unsupported { return .notTaken(why) }
         guard enqueueTake(document, for: reason, application: application, reply: reply) else {
             return .notTaken("the mount is stopping")
         }
@@ -141,7 +143,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
     public func acquireInBackground(_ document: ProviderItem, for reason: Reason, application: String) {
         condition.lock()
         defer { condition.unlock() }
-        if case .unsupported? = support { return }
+        if unsupported != nil { return }
         _ = enqueueTake(document, for: reason, application: application, reply: nil)
     }
 
@@ -277,19 +279,21 @@ public final class EditingLockKeeper: @unchecked Sendable {
         return entries[document].map { LockRequest(holderName: holderName, device: device, application: $0.application, timeout: timeout) }
     }
 
-    private func checkSupport() -> LockSupport {
+    /// After a lock request was refused (not for someone's lock, not in transit): whether
+    /// the server locks at all. One that does not is remembered, and said once.
+    private func learnWhetherTheServerLocks() {
+        guard case .unsupported(let reason) = backend.lockSupport else { return }
         condition.lock()
-        let known = support
+        let first = unsupported == nil
+        unsupported = reason
         condition.unlock()
-        if let known { return known }
-        let answer = backend.lockSupport
-        if case .unsupported(let reason) = answer {
-            logger.notice("the server does not lock documents (\(reason)): documents opened here are not locked for others")
-        }
+        if first { logger.notice("the server does not lock documents (\(reason)): documents opened here are not locked for others") }
+    }
+
+    private var unsupportedReason: String? {
         condition.lock()
-        support = answer
-        condition.unlock()
-        return answer
+        defer { condition.unlock() }
+        return unsupported
     }
 
     private func answer(_ reply: Reply?, _ outcome: Outcome) {
@@ -304,9 +308,12 @@ public final class EditingLockKeeper: @unchecked Sendable {
         guard let request = request(for: document) else {
             return answer(reply, .notTaken("released before it was taken"))
         }
-        if case .unsupported(let why) = checkSupport() {
+        condition.lock()
+        let known = unsupported
+        condition.unlock()
+        if let known {
             forgetEntry(document)
-            return answer(reply, .notTaken(why))
+            return answer(reply, .notTaken(known))
         }
         do throws(ProviderError) {
             let lock = try backend.lock(document, request)
@@ -334,7 +341,8 @@ public final class EditingLockKeeper: @unchecked Sendable {
             answer(reply, .notTaken(error.description))
         } catch {
             forgetEntry(document)
-            logger.warning("lock \(document): \(error)")
+            learnWhetherTheServerLocks()
+            if unsupportedReason == nil { logger.warning("lock \(document): \(error)") }
             answer(reply, .notTaken(error.description))
         }
     }

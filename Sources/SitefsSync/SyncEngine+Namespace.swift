@@ -221,8 +221,7 @@ extension SyncEngine {
             namespace.removeCreated(operation.identifier)
             return .replaced(operation.identifier, by: namespace.view(folder))
         case .deleted:
-            namespace.unhide(operation.identifier)
-            return nil
+            return .removed(operation.identifier)  // unhidden once delivered (`EventRelay`)
         case .kept, .failed:
             guard operation.kind != .makeFolder else { return .failed(operation.identifier) }  // stays shown here
             namespace.unhide(operation.identifier)

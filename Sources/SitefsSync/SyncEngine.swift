@@ -346,5 +346,7 @@ private final class EventRelay: @unchecked Sendable {
     func operation(_ outcome: Uploader.OperationOutcome) {
         guard let engine, let event = engine.report(outcome) else { return }
         engine.deliver(event)
+        // Hidden until the core has dropped it: a listing answered in between showed it again.
+        if case .removed(let identifier) = event { engine.namespace.unhide(identifier) }
     }
 }

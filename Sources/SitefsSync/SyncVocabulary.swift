@@ -34,6 +34,11 @@ public enum SyncEvent: Sendable {
     /// or filled the item meanwhile): the item, which was in `parent` as `name`, is shown
     /// again.
     case restored(ItemIdentifier, parent: ItemIdentifier?, name: String)
+    /// A delete or folder removal made offline reached the server. The item stays hidden
+    /// until the core has handled this (dropped it again from its cache, which makes any
+    /// listing asked for before the server deleted it, and answered after, stale): only
+    /// then does the engine stop hiding it.
+    case removed(ItemIdentifier)
     /// The upload journal cannot be written (`problem` says why; see `JournalWrite`), or can
     /// again (nil): the user is to be told, since new saves fail meanwhile.
     case journalTrouble(String?)
@@ -47,7 +52,7 @@ public enum SyncEvent: Sendable {
         case .replaced(let former, let item): [item.identifier, former]
         case .failed(let identifier): [identifier]
         case .rescued(let identifier, let copy, _, _): [copy.identifier, identifier]
-        case .renamed, .renameDropped, .restored, .foldersRemade, .journalTrouble: []
+        case .renamed, .renameDropped, .restored, .removed, .foldersRemade, .journalTrouble: []
         }
     }
 }

@@ -87,6 +87,8 @@ import Testing
         #expect(world.backend.calls("unlock") == 0)
     }
 
+    /// Its first refusal tells (the server is asked whether it locks at all only then: one
+    /// out of reach says nothing definite); nothing is sent for locks after that.
     @Test func aServerThatDoesNotLockIsAskedOnceAndNeverLocked() throws {
         let world = try world()
         defer { world.keeper.stop() }
@@ -95,7 +97,19 @@ import Testing
             let outcome = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
             guard case .notTaken = outcome else { Issue.record("taken: \(outcome)"); return }
         }
-        #expect(world.backend.calls("lock") == 0)
+        #expect(world.backend.calls("lock") == 1)
+    }
+
+    @Test func aServerOutOfReachIsNotTakenForOneThatDoesNotLock() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        world.backend.fail("lock", with: .unreachable("test: the network is down"))
+        let offline = world.keeper.acquire(world.document, for: .writer, application: "cp", wait: .seconds(10))
+        guard case .notTaken = offline else { Issue.record("taken: \(offline)"); return }
+        world.keeper.release(world.document.identifier, for: .writer)
+        world.backend.fail("lock", with: nil)
+        let online = world.keeper.acquire(world.document, for: .lockFile, application: "LibreOffice", wait: .seconds(10))
+        guard case .taken = online else { Issue.record("not taken once back: \(online)"); return }
     }
 
     @Test func aHeldLockIsRefreshedBeforeItsTimeoutAndReleasedAtStop() throws {

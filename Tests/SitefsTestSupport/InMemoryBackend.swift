@@ -531,6 +531,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
     public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {
         try call("lock")
         return try state.withLock { state throws(ProviderError) -> ProviderLock in
+            if state.locksUnsupported { throw .refused(status: 405, code: "method_not_allowed", message: "the test server does not lock") }
             guard var node = state.nodes[file] else { throw .notFound }
             try Self.refuseIfLockedElsewhere(node)
             let since = node.item.lock?.since ?? .now()
