@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "SitefsWebDAVBackend",
             dependencies: [
-                "SitefsWebDAV", "SitefsHTTP", "SitefsProvider", "SitefsAPI",
+                "SitefsWebDAV", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

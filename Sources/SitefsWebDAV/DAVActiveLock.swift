@@ -1,7 +1,9 @@
 /// One `DAV:activelock` of a resource's `DAV:lockdiscovery` (RFC 4918 §14.1, §15.8): a lock
 /// someone holds on it, as the server wrote it. Values are the server's text, unchecked: the
 /// backend decides what they mean (`WebDAVActiveLocks`). What bounds them here is size: the
-/// parser's text limit per element, `ActiveLockReader`'s limits on how many are kept.
+/// parser's text limit per element, `ActiveLockReader`'s limits on how many are kept. The one
+/// exception is `requestID`, whose form is checked here: the backend only compares it with the
+/// id it sent.
 public struct DAVActiveLock: Equatable, Sendable {
     /// `locktoken/href` (`opaquelocktoken:…`, `urn:…`); nil when the server hides it.
     public var token: String?
@@ -21,8 +23,28 @@ public struct DAVActiveLock: Equatable, Sendable {
     /// The owner's child elements in sitefs's namespace (`DAVActiveLock.sitefsNamespace`),
     /// by local name: what a sitefs mount writes about itself (account, name, device…).
     public var sitefsFields: [String: String] = [:]
+    /// Not among `sitefsFields`: a sitefs mount's `request` element, the random id of the
+    /// LOCK request that made the lock, by which the mount finds its own lock when the answer
+    /// to that LOCK was lost. Only a value of `requestIDLength` base64url characters is kept
+    /// (the first such element); anything else is nil.
+    public var requestID: String?
 
     public init() {}
+
+    /// How long a request id may be: a sitefs mount sends 22 characters (16 bytes); a few
+    /// more or fewer are taken, so the sender may change its size.
+    public static let requestIDLength = 16...64
+
+    /// `text` when it can be a request id: `requestIDLength` characters of the base64url
+    /// alphabet (RFC 4648 §5, no padding); else nil.
+    public static func requestID(_ text: String) -> String? {
+        let bytes = text.utf8
+        let alphabet = { (byte: UInt8) in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+        guard requestIDLength.contains(bytes.count), bytes.allSatisfy(alphabet) else { return nil }
+        return text
+    }
 
     /// The namespace of the elements a sitefs mount puts in a lock's `owner`, so another
     /// sitefs mount can tell who holds it, from where, since when. Other clients show the
@@ -108,6 +130,8 @@ struct ActiveLockReader {
             guard let (parentSpace, parentName) = parent, parentSpace == DAVNamespace.dav else { return }
             switch (parentName, namespace, localName) {
             case ("owner", DAVNamespace.dav, "href"): lock?.ownerHref = value
+            case ("owner", DAVActiveLock.sitefsNamespace, "request"):
+                if lock?.requestID == nil { lock?.requestID = DAVActiveLock.requestID(value) }
             case ("owner", DAVActiveLock.sitefsNamespace, _):
                 if lock?.sitefsFields[localName] != nil || (lock?.sitefsFields.count ?? 0) < Self.maximumOwnerFields {
                     lock?.sitefsFields[localName] = value

@@ -1,5 +1,6 @@
 import Foundation
 import SitefsAPI
+import SitefsCrypto
 import SitefsWebDAV
 
 /// What a lock looks like on the wire (RFC 4918 §9.10, §10): the LOCK request's body and
@@ -22,15 +23,26 @@ enum LockWire {
         var device: String
         var application: String
         var since: Timestamp
+        /// This LOCK request's own id (`newRequestID`): the server keeps it in the lock's
+        /// owner, where the backend finds its lock when the answer was lost.
+        var requestID: String
+    }
+
+    /// A fresh id for one LOCK request: 16 random bytes, base64url (22 characters). From
+    /// `SecureRandom` not for secrecy (the id is shown to everyone in `lockdiscovery`) but so
+    /// no two mounts or requests ever pick the same one, whatever their start-up state.
+    static func newRequestID() -> String {
+        Base64URL.encode(SecureRandom.bytes(count: 16))
     }
 
     /// The body of a new lock: an exclusive write lock whose `owner` names the holder as its
     /// text, which every WebDAV client shows as it is, followed by sitefs's elements, so
-    /// another sitefs mount can tell account, name, device, program and time apart.
+    /// another sitefs mount can tell account, name, device, program and time apart, and this
+    /// one can tell the lock its request made (`request`).
     static func lockInfo(_ owner: Owner) -> [UInt8] {
         let shown = owner.name.isEmpty ? owner.account : owner.name
         let fields = [("account", owner.account), ("name", owner.name), ("device", owner.device),
-                      ("application", owner.application), ("since", owner.since.rfc3339)]
+                      ("application", owner.application), ("since", owner.since.rfc3339), ("request", owner.requestID)]
             .map { "<s:\($0.0)>\(escaped(clean($0.1)))</s:\($0.0)>" }.joined()
         return Array("""
             <?xml version="1.0" encoding="utf-8"?>

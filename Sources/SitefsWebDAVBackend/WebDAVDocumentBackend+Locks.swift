@@ -85,13 +85,19 @@ extension WebDAVDocumentBackend {
         let now = Timestamp.now()
         let account = LockWire.account(fromAuthorization: transport.credentials.authorization())
         let owner = LockWire.Owner(account: account, name: LockWire.clean(request.holderName), device: LockWire.clean(request.device),
-                                   application: LockWire.clean(request.application), since: now)
+                                   application: LockWire.clean(request.application), since: now, requestID: LockWire.newRequestID())
         let path = location.pathForRequest(in: self.location)
         let name = location.components.last ?? ""
-        let response = try transport.send(HTTPRequest(method: .lock, path: path, headers: [
-            ("Depth", "0"), ("Timeout", LockWire.timeoutHeader(request.timeout)), ("If-Match", "*"),
-            ("Content-Type", "application/xml; charset=utf-8"),
-        ], body: .bytes(LockWire.lockInfo(owner))))
+        let response: HTTPResponse
+        do throws(ProviderError) {
+            response = try transport.send(HTTPRequest(method: .lock, path: path, headers: [
+                ("Depth", "0"), ("Timeout", LockWire.timeoutHeader(request.timeout)), ("If-Match", "*"),
+                ("Content-Type", "application/xml; charset=utf-8"),
+            ], body: .bytes(LockWire.lockInfo(owner))))
+        } catch where error.isTransient {
+            guard let adopted = adoptLost(node, at: location, owner, request, failure: error) else { throw error }
+            return adopted
+        }
         switch response.status {
         case 200, 201:
             guard let token = LockWire.token(fromHeader: response.headers["Lock-Token"]) ?? grantedLocks(response, name).first?.token
@@ -108,14 +114,62 @@ extension WebDAVDocumentBackend {
             if let held = heldLocks.held(node), case .refreshed(let lock) = try refresh(node, at: location, held, request) {
                 return lock
             }
-            throw lockedError(at: [location], "LOCK \(name)")
+            // libcurl sends a request again by itself when a kept-alive connection dies before
+            // any byte of the answer: the first one may have made the lock this one ran into.
+            let locks: [DAVActiveLock]
+            do throws(ProviderError) {
+                locks = try serverLocks(at: location, "LOCK \(name)")
+            } catch {
+                logger.info("LOCK \(name.debugDescription.prefix(80)): locked, and who holds it could not be read: \(error)")
+                throw .locked(by: nil)
+            }
+            if let adopted = adopt(node, at: location, owner, request, from: locks) { return adopted }
+            throw .locked(by: foreignLock(locks))
         case 404, 409, 410, 412:
             throw .notFound  // 412: If-Match: * found nothing there
         case 405, 501:
             throw .refused(status: response.status, code: "locks_unsupported", message: "LOCK \(name): HTTP \(response.status)")
         default:
-            throw WebDAVTransport.error(for: response, "LOCK \(name)")
+            let failure = WebDAVTransport.error(for: response, "LOCK \(name)")
+            // A gateway's 502 or 504 may come after the server made the lock.
+            guard failure.isTransient, let adopted = adoptLost(node, at: location, owner, request, failure: failure) else { throw failure }
+            return adopted
         }
+    }
+
+    /// A LOCK whose answer was lost (a reset or timeout after the server took the request, a
+    /// gateway's 5xx) may have made a lock in this mount's name that no one here has the
+    /// token of: every write of the file would then meet it (423) until its timeout. One
+    /// `PROPFIND Depth: 0` looks for it (`adopt`). Nil when it finds none, or cannot be sent
+    /// (then `failure`, the LOCK's error, is logged with why): nothing is held.
+    private func adoptLost(_ node: IdentityTable.Node, at location: IdentityTable.Location, _ owner: LockWire.Owner,
+                           _ request: LockRequest, failure: ProviderError) -> ProviderLock? {
+        let name = location.components.last ?? ""
+        let locks: [DAVActiveLock]
+        do throws(ProviderError) {
+            locks = try serverLocks(at: location, "LOCK \(name) (looking for its lost answer)")
+        } catch {
+            logger.info("LOCK \(name.debugDescription.prefix(80)) failed (\(failure)); whether it made a lock could not be read: \(error)")
+            return nil
+        }
+        guard let adopted = adopt(node, at: location, owner, request, from: locks) else { return nil }
+        logger.info("LOCK \(name.debugDescription.prefix(80)) failed (\(failure)) after the server made the lock; it is held")
+        return adopted
+    }
+
+    /// The lock among `locks` that this LOCK request made, held here as if its answer had
+    /// come: the one whose owner carries the request's id (`owner.requestID`, fresh for each
+    /// LOCK, so never an earlier lock of this mount, nor anyone else's) and a usable token.
+    /// Nil when there is none, as where the server keeps no owner (nginx). `expires` from
+    /// its `timeout` counted from when the LOCK was sent (no later than the server's end),
+    /// else as asked.
+    private func adopt(_ node: IdentityTable.Node, at location: IdentityTable.Location, _ owner: LockWire.Owner,
+                       _ request: LockRequest, from locks: [DAVActiveLock]) -> ProviderLock? {
+        guard let found = locks.first(where: { $0.requestID == owner.requestID }),
+              let token = found.token.flatMap(LockWire.token) else { return nil }
+        heldLocks.hold(node, HeldLocks.Held(token: token, components: location.components, request: request, since: owner.since))
+        let granted = found.timeout.flatMap(LockWire.granted) ?? .seconds(LockWire.timeoutSeconds(request.timeout))
+        return ownLock(owner, expires: LockWire.expiry(of: granted, from: owner.since))
     }
 
     /// A LOCK that answered 201 made an empty file where the file was gone (RFC 4918 §7.3):
@@ -161,7 +215,7 @@ extension WebDAVDocumentBackend {
             heldLocks.hold(node, renewed)
             let owner = LockWire.Owner(account: LockWire.account(fromAuthorization: transport.credentials.authorization()),
                                        name: LockWire.clean(request.holderName), device: LockWire.clean(request.device),
-                                       application: LockWire.clean(request.application), since: renewed.since)
+                                       application: LockWire.clean(request.application), since: renewed.since, requestID: "")
             return .refreshed(ownLock(owner, expires: expiry(of: response, token: renewed.token, asked: request.timeout, now: now, name)))
         // The token no longer names a lock there: WsgiDAV says 412, nginx 423, Apache 400.
         case 400, 412, 423:
@@ -285,12 +339,15 @@ extension WebDAVDocumentBackend {
                 logger.info("\(operation): locked, and who holds it could not be read: \(error)")
                 return .locked(by: nil)
             }
-            let foreign = locks.filter { !($0.token.map(heldLocks.holds(token:)) ?? false) }
-            if let lock = ActiveLocks.shown(foreign, now: .now(), isHeldHere: { _ in false }, firstSeen: firstSeen) {
-                return .locked(by: lock)
-            }
+            if let lock = foreignLock(locks) { return .locked(by: lock) }
         }
         return .locked(by: nil)
+    }
+
+    /// The first of `locks` that this backend does not hold, as shown; nil when there is none.
+    private func foreignLock(_ locks: [DAVActiveLock]) -> ProviderLock? {
+        let foreign = locks.filter { !($0.token.map(heldLocks.holds(token:)) ?? false) }
+        return ActiveLocks.shown(foreign, now: .now(), isHeldHere: { _ in false }, firstSeen: firstSeen)
     }
 
     /// When this backend first saw a lock that does not say when it was taken.

@@ -139,6 +139,34 @@ import Testing
         #expect(locks[0].ownerText == String(repeating: "é", count: 512))
     }
 
+    /// The id of the LOCK request that made a lock, from sitefs's `request` element: kept
+    /// only when it is one (base64url, 16 to 64 characters), the first of several; never among
+    /// the holder's fields.
+    @Test func aRequestIDIsReadOnlyWhenItIsOne() throws {
+        let id = "q2bF_0-9zZaA19xYwvUtsQ"
+        let requests = [
+            ("<s:request>\(id)</s:request>", id),
+            ("<s:request> \(id)\n</s:request>", id),
+            ("<s:request>\(id)</s:request><s:request>\(String(repeating: "B", count: 22))</s:request>", id),
+            ("<s:request>short</s:request>", nil),
+            ("<s:request>\(String(repeating: "A", count: 65))</s:request>", nil),
+            ("<s:request>q2bF+0/9zZaA19xYwvUtsQ==</s:request>", nil),
+            ("<s:request>q2bF 0-9zZaA19xYwvUtsQ</s:request>", nil),
+            ("<D:request>\(id)</D:request>", nil),
+            ("<s:name>Anna</s:name>", nil),
+        ]
+        for (fields, expected) in requests {
+            let body = """
+                <D:multistatus xmlns:D="DAV:"><D:response><D:href>/a</D:href><D:propstat><D:prop><D:lockdiscovery>\
+                <D:activelock><D:owner xmlns:s="urn:sitefs:lock">Anna\(fields)</D:owner><D:timeout>Second-60</D:timeout>\
+                </D:activelock></D:lockdiscovery></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>
+                """
+            let lock = try #require(try parse(body, chunk: 5).first?.properties.locks.first)
+            #expect(lock.requestID == expected, "\(fields)")
+            #expect(lock.sitefsFields["request"] == nil && lock.ownerText == "Anna")
+        }
+    }
+
     @Test func aLockAnswerGivesTheLockJustTaken() throws {
         let answer = """
             <?xml version="1.0" encoding="utf-8"?>
