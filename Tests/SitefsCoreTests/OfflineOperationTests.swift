@@ -42,35 +42,6 @@ import Testing
         try harness.list(inode).map(\.name.description).filter { $0 != "." && $0 != ".." }.sorted()
     }
 
-    /// A listing asked for while the server is deleting a file deleted here offline, and
-    /// answered after the delete was reported, does not bring the file back: the report
-    /// makes that answer stale before the engine stops hiding the file.
-    @Test func aListingAnsweredAfterAReplayedDeleteDoesNotShowTheFileAgain() throws {
-        // Listings are fetched from the server whenever asked for (no cache age).
-        let harness = try CoreHarness(writeBackDelay: .zero, metadataMaxAge: .zero)
-        defer { harness.remove() }
-        let site = harness.backend.addSite("Harbour")
-        harness.backend.add("doc.txt", in: site, kind: .file, content: Array("v1".utf8))
-        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
-        #expect(try names(harness, siteInode) == ["doc.txt"])
-        goOffline(harness)
-        try harness.unlink(siteInode, "doc.txt")
-
-        // Back, with the replayed delete held at the server until the listing is taken.
-        harness.backend.holdDeletes(true)
-        harness.backend.fail(with: nil)
-        #expect(eventually { harness.filesystem.pollChangeFeedOnce(); return harness.backend.calls("delete") == 1 })
-        let backend = harness.backend, filesystem = harness.filesystem
-        harness.backend.duringNextListing {
-            // The page (with doc.txt) is taken; the delete lands and is reported before it is answered.
-            backend.holdDeletes(false)
-            _ = filesystem.waitForUploads(timeout: .seconds(20))
-        }
-        #expect(try names(harness, siteInode) == [], "the file deleted here is listed again")
-        #expect(harness.backend.node(named: "doc.txt", in: site) == nil)
-        #expect(try names(harness, siteInode) == [])
-    }
-
     @Test func aFolderMadeAndFilledOfflineArrivesWhole() throws {
         let (harness, site, siteInode) = try offlineHarness()
         defer { harness.remove() }
