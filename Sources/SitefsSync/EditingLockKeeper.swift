@@ -181,7 +181,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
         return entry.lock != nil || entry.wanted || entry.uncertain
     }
 
-    /// Whether this mount holds the lock on `document`.
+    /// The lock this mount holds on `document`, if any.
     public func holds(_ document: ItemIdentifier) -> ProviderLock? {
         condition.lock()
         defer { condition.unlock() }
