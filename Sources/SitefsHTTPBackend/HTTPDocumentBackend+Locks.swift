@@ -21,7 +21,7 @@ extension HTTPDocumentBackend {
         // is lost, writes still carry it and the next call refreshes what the server made.
         let held = heldLocks.held(file) ?? {
             let token = LockIdentity.newToken()
-            let pending = HeldLocks.Held(lockID: LockIdentity.lockID(forToken: token), token: token)
+            let pending = HeldLocks.Held(lockID: LockIdentity.lockID(forToken: token, item: file.id), token: token)
             heldLocks.hold(file, pending)
             return pending
         }()

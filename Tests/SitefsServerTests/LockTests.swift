@@ -87,7 +87,12 @@ import SitefsCrypto
             try taken.expect(.created)
             let grant = try taken.decode(LockGrant.self)
             #expect(grant.token == chosen)
-            #expect(grant.lock.id == LockIdentity.lockID(forToken: chosen))
+            #expect(grant.lock.id == LockIdentity.lockID(forToken: chosen, item: team.file.id))
+            // The same token for another file: a lock of its own, with an id of its own.
+            let other = try await team.anna.createFile("other.odt", in: team.site.id, text: "v1")
+            let second = try await team.anna.lock(other.id, timeout: 300, token: chosen)
+            try second.expect(.created)
+            #expect(try second.decode(LockGrant.self).lock.id != grant.lock.id)
             let again = try await team.anna.lock(team.file.id, device: "desk-a", application: "LibreOffice", timeout: 300, token: chosen)
             try again.expect(.ok)
             #expect(try again.decode(LockGrant.self).lock.id == grant.lock.id)

@@ -51,7 +51,7 @@ extension DocumentStore {
                 try db.row(sql: "SELECT display_name FROM users WHERE id = ?", arguments: [userID])?.optionalText("display_name")
             }
             let lock = LockRow(
-                itemID: file.row.id, lockID: LockIdentity.lockID(forToken: token), tokenHash: AccountStore.tokenHash(token),
+                itemID: file.row.id, lockID: LockIdentity.lockID(forToken: token, item: file.item.id), tokenHash: AccountStore.tokenHash(token),
                 holderUserID: caller.userID, holder: caller.name, holderName: displayName ?? caller.name,
                 device: request.device, application: request.application, createdAt: now, expiresAt: now + timeout)
             try db.execute(
