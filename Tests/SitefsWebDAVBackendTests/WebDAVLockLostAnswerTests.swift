@@ -15,12 +15,8 @@ import Testing
 /// WsgiDAV), the laptop finds its lock by the request id it put there and holds it; nginx
 /// keeps no owner, so the lock stays the server's until its timeout (README, "Locks").
 @Suite struct WebDAVLockLostAnswerTests {
-    enum Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case apache, wsgidav, nginx
-        var testDescription: String { rawValue }
-    }
+    typealias Server = LockingDAVServer
 
-    private static let credentials = BasicCredentials(user: "anna", password: "harbour-7")
     private static let laptopLock = LockRequest(holderName: "Anna Berger", device: "anna-laptop", application: "LibreOffice",
                                                 timeout: .seconds(120))
     private static let path = "Harbour Tower/Plans/level1.txt"
@@ -68,25 +64,12 @@ import Testing
         defer {
             do { try FileManager.default.removeItem(at: directory) } catch { Issue.record("scratch not removed: \(error)") }
         }
-        let server: any WebDAVTestServer
-        var authorization: String?
-        switch kind {
-        case .apache:
-            server = try ApacheDAVServer(root: root, credentials: Self.credentials)
-            authorization = "Basic " + Data("\(Self.credentials.user):\(Self.credentials.password)".utf8).base64EncodedString()
-        case .nginx:
-            server = try NginxDAVServer(root: root, locks: true)
-        case .wsgidav:
-            server = try WsgiDAVServer(root: root)
-        }
+        let (server, authorization) = try kind.start(root: root)
         defer { server.stop() }
         let port = try #require(server.origin.split(separator: ":").last.flatMap { Int($0) })
         let proxy = try FaultProxy(upstreamPort: port)
         defer { #expect(proxy.stop()) }
-        let make = { (url: String) throws -> WebDAVDocumentBackend in
-            WebDAVDocumentBackend(location: try #require(WebDAVLocation(url)), credentials: FixedAuthorization(authorization),
-                                  identities: try IdentityTable(path: nil), logger: Logger(label: "test"))
-        }
+        let make = { (url: String) throws -> WebDAVDocumentBackend in try Server.backend(url, authorization: authorization) }
         try body(World(server: server, proxy: proxy, scratch: directory, laptop: try make(proxy.url + server.collectionPath),
                        desktop: try make(server.collectionURL), authorization: authorization))
     }

@@ -13,14 +13,8 @@ import Testing
 /// mounts of the same account (Anna's laptop and her desktop): what one locks, the other sees
 /// and cannot change; the holder can.
 @Suite struct WebDAVLockTests {
-    enum Server: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case apache, wsgidav, nginx
-        var testDescription: String { rawValue }
-        /// nginx keeps no owner: its locks show no holder, device or program.
-        var keepsOwner: Bool { self != .nginx }
-    }
+    typealias Server = LockingDAVServer
 
-    private static let credentials = BasicCredentials(user: "anna", password: "harbour-7")
 
     private struct World {
         let kind: Server
@@ -57,7 +51,7 @@ import Testing
 
         /// curl against the server, as another WebDAV client (with the same sign-in).
         func curl(_ arguments: [String]) throws -> String {
-            let user = authorization == nil ? [] : ["-u", "\(WebDAVLockTests.credentials.user):\(WebDAVLockTests.credentials.password)"]
+            let user = authorization == nil ? [] : ["-u", "\(LockingDAVServer.credentials.user):\(LockingDAVServer.credentials.password)"]
             let outcome = try run(URL(fileURLWithPath: "/usr/bin/curl"), ["-q", "-s", "--noproxy", "*", "--max-time", "20"] + user + arguments)
             guard outcome.status == 0 else { throw ProcessFailure("curl \(arguments): \(outcome.status) \(outcome.err)") }
             return outcome.out
@@ -79,22 +73,9 @@ import Testing
         try Data("level 1\n".utf8).write(to: root.appendingPathComponent("Harbour Tower/Plans/level1.txt"))
         try Data("level 2\n".utf8).write(to: root.appendingPathComponent("Harbour Tower/Plans/level2.txt"))
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server: any WebDAVTestServer
-        var authorization: String?
-        switch kind {
-        case .apache:
-            server = try ApacheDAVServer(root: root, credentials: Self.credentials)
-            authorization = "Basic " + Data("\(Self.credentials.user):\(Self.credentials.password)".utf8).base64EncodedString()
-        case .nginx:
-            server = try NginxDAVServer(root: root, locks: nginxLocks)
-        case .wsgidav:
-            server = try WsgiDAVServer(root: root)
-        }
+        let (server, authorization) = try kind.start(root: root, nginxLocks: nginxLocks)
         defer { server.stop() }
-        let make = { () throws -> WebDAVDocumentBackend in
-            WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)), credentials: FixedAuthorization(authorization),
-                                  identities: try IdentityTable(path: nil), logger: Logger(label: "test"))
-        }
+        let make = { () throws -> WebDAVDocumentBackend in try Server.backend(server.collectionURL, authorization: authorization) }
         try body(World(kind: kind, server: server, scratch: directory, laptop: try make(), desktop: try make(), authorization: authorization))
     }
 
