@@ -35,9 +35,10 @@ extension SitefsFilesystem {
 
     /// After the lock file `fileName` in `folder` was removed (or renamed away): its
     /// document's lock goes.
+    /// Only the listing is read: releasing needs the document's identifier, not the server.
     func lockFileRemoved(_ fileName: String, in folder: ItemIdentifier?) {
-        guard let folder, let document = lockFileDocument(fileName, in: folder) else { return }
-        editingLocks.release(document.identifier, for: .lockFile)
+        guard let folder, let identifier = lockFileDocumentIdentifier(fileName, in: folder) else { return }
+        editingLocks.release(identifier, for: .lockFile)
     }
 
     /// A server file opened for writing: locked for as long as a writer has it open.
@@ -56,11 +57,17 @@ extension SitefsFilesystem {
     /// The server document a lock file in `folder` stands beside, nil when the name is no
     /// lock file's or its document is not a server file here.
     private func lockFileDocument(_ fileName: String, in folder: ItemIdentifier) -> ProviderItem? {
-        guard let documentName = OfficeLockFile.document(of: fileName),
-              let identifier = try? listing(of: folder).identifier(named: documentName),
-              !identifier.isLocal, identifier.lockedDocument == nil,
+        guard let identifier = lockFileDocumentIdentifier(fileName, in: folder),
               let document = try? currentItem(identifier), document.kind == .file else { return nil }
         return document
+    }
+
+    /// The same, as the folder's listing names it.
+    private func lockFileDocumentIdentifier(_ fileName: String, in folder: ItemIdentifier) -> ItemIdentifier? {
+        guard let documentName = OfficeLockFile.document(of: fileName),
+              let identifier = try? listing(of: folder).identifier(named: documentName),
+              !identifier.isLocal, identifier.lockedDocument == nil else { return nil }
+        return identifier
     }
 
     /// Makes the mount show the holder's lock file beside `document` now (the listing may

@@ -280,20 +280,15 @@ public final class EditingLockKeeper: @unchecked Sendable {
     }
 
     /// After a lock request was refused (not for someone's lock, not in transit): whether
-    /// the server locks at all. One that does not is remembered, and said once.
-    private func learnWhetherTheServerLocks() {
-        guard case .unsupported(let reason) = backend.lockSupport else { return }
+    /// the server locks at all. One that does not is remembered, and said once; true then.
+    private func learnWhetherTheServerLocks() -> Bool {
+        guard case .unsupported(let reason) = backend.lockSupport else { return false }
         condition.lock()
         let first = unsupported == nil
         unsupported = reason
         condition.unlock()
         if first { logger.notice("the server does not lock documents (\(reason)): documents opened here are not locked for others") }
-    }
-
-    private var unsupportedReason: String? {
-        condition.lock()
-        defer { condition.unlock() }
-        return unsupported
+        return true
     }
 
     private func answer(_ reply: Reply?, _ outcome: Outcome) {
@@ -341,8 +336,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
             answer(reply, .notTaken(error.description))
         } catch {
             forgetEntry(document)
-            learnWhetherTheServerLocks()
-            if unsupportedReason == nil { logger.warning("lock \(document): \(error)") }
+            if !learnWhetherTheServerLocks() { logger.warning("lock \(document): \(error)") }
             answer(reply, .notTaken(error.description))
         }
     }
