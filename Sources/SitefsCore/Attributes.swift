@@ -1,27 +1,43 @@
 import SitefsProvider
 
-/// Item metadata -> `stat` fields. Capabilities become permission bits, so a read-only
-/// grant shows 0444/0555 and the kernel refuses writes before they reach us.
+/// Item metadata -> `stat` fields. The permission bits are the server's (`chmod`), or 0644
+/// and 0755 where it keeps none, less the write bits the grant does not allow: a read-only
+/// grant or mount shows no write bit, and the kernel (`default_permissions`) refuses writes
+/// before they reach us. A symbolic link is 0777, as everywhere on Linux.
 enum AttributeMapping {
     static let directoryType: UInt32 = 0o040000
     static let regularType: UInt32 = 0o100000
+    static let symlinkType: UInt32 = 0o120000
+    static let writeBits: UInt16 = 0o222
+
+    /// The permission bits shown for an item, before any write bit is taken away.
+    static func permissions(of item: ProviderItem) -> UInt16 {
+        switch item.kind {
+        case .symlink: return 0o777
+        case .site, .folder: return item.mode ?? 0o755
+        case .file: return item.mode ?? 0o644
+        }
+    }
 
     static func mode(for item: ProviderItem, readOnlyMount: Bool) -> UInt32 {
-        let writable = item.isWritable && !readOnlyMount
-        switch item.kind {
-        case .site, .folder: return directoryType | (writable ? 0o755 : 0o555)
-        case .file: return regularType | (writable ? 0o644 : 0o444)
+        var bits = permissions(of: item) & ProviderItem.permissionBits
+        if item.kind != .symlink, !item.isWritable || readOnlyMount { bits &= ~writeBits }
+        let type = switch item.kind {
+        case .site, .folder: directoryType
+        case .file: regularType
+        case .symlink: symlinkType
         }
+        return type | UInt32(bits)
     }
 
     static func attributes(inode: InodeNumber, item: ProviderItem, size: Int64? = nil, modified: TimeSpec? = nil,
                            configuration: FilesystemConfiguration) -> FileAttributes {
-        let bytes = UInt64(max(0, size ?? item.size))
+        let bytes = UInt64(max(0, item.kind == .symlink ? Int64(item.symlinkTarget?.count ?? Int(item.size)) : size ?? item.size))
         let time = modified ?? timespec(item.modified)
         return FileAttributes(
-            inode: inode, size: item.kind == .file ? bytes : 4096, blocks: (bytes + 511) / 512,
+            inode: inode, size: item.kind.isContainer ? 4096 : bytes, blocks: (bytes + 511) / 512,
             mode: mode(for: item, readOnlyMount: configuration.readOnly),
-            linkCount: item.kind == .file ? 1 : 2, uid: configuration.uid, gid: configuration.gid,
+            linkCount: item.kind.isContainer ? 2 : 1, uid: configuration.uid, gid: configuration.gid,
             accessTime: time, modificationTime: time, changeTime: time)
     }
 

@@ -25,7 +25,13 @@ public protocol DocumentBackend: Sendable {
     /// Uploads a new version, conditional on `baseVersion` when given (412 -> versionMismatch).
     func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                        progress: TransferProgress?) throws(ProviderError) -> ProviderItem
-    /// Rename, move within the site, set mtime, or rename over an existing file (`replace`).
+    /// Makes a symbolic link `name` in `parent` whose target is `target` (bytes, valid by
+    /// `ProviderItem.isValidSymlinkTarget`; kept as given, never followed by the server).
+    /// `.refused(status: 501, code: "symlinks_unsupported", ...)` where the server cannot
+    /// keep links (the mount answers EPERM, as a filesystem without them does).
+    func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError) -> ProviderItem
+    /// Rename, move within the site, set mtime or mode, or rename over an existing file
+    /// (`replace`). A change of `mode` alone needs no lock and changes no content version.
     func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem
     func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError)
 
@@ -74,6 +80,11 @@ extension DocumentBackend {
 
     public func unlock(_ file: ItemIdentifier) throws(ProviderError) {}
 
+    public func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError)
+        -> ProviderItem {
+        throw .refused(status: 501, code: "symlinks_unsupported", message: "this server keeps no symbolic links")
+    }
+
     /// Servers that make no pictures of their files (WebDAV).
     public func thumbnail(of file: ItemIdentifier, version: String, size: Int) throws(ProviderError) -> [UInt8]? { nil }
 
@@ -87,12 +98,16 @@ public struct ItemChanges: Sendable, Equatable {
     public var name: String?
     public var parent: ItemIdentifier?
     public var modified: Timestamp?
+    /// New permission bits (within `ProviderItem.permissionBits`).
+    public var mode: UInt16?
     public var replaceExisting: Bool
 
-    public init(name: String? = nil, parent: ItemIdentifier? = nil, modified: Timestamp? = nil, replaceExisting: Bool = false) {
+    public init(name: String? = nil, parent: ItemIdentifier? = nil, modified: Timestamp? = nil, mode: UInt16? = nil,
+                replaceExisting: Bool = false) {
         self.name = name
         self.parent = parent
         self.modified = modified
+        self.mode = mode
         self.replaceExisting = replaceExisting
     }
 }

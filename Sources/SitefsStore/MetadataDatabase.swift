@@ -55,6 +55,12 @@ public final class MetadataDatabase: Sendable {
                 CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """)
         }
+        migrator.registerMigration("v2: modes and symbolic links") { db in
+            try db.execute(sql: """
+                ALTER TABLE items ADD COLUMN mode INTEGER;
+                ALTER TABLE items ADD COLUMN symlink_target BLOB;
+                """)
+        }
         try migrator.migrate(queue)
         lastRunEndedCleanly = try queue.write { db in
             let found = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey]) != nil
@@ -107,14 +113,15 @@ public final class MetadataDatabase: Sendable {
         enqueue { db in
             let statement = try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO items (site, id, parent, name, kind, size, created, modified, created_by,
-                                              modified_by, version, capabilities)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                              modified_by, version, capabilities, mode, symlink_target)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for item in items {
                 try statement.execute(
                     arguments: [item.identifier.site, item.identifier.id, item.parent?.id, item.name, Self.kindName(item.kind),
                                 item.size, item.created.microseconds, item.modified.microseconds, item.createdBy,
-                                item.modifiedBy, item.version, item.capabilities.list.map(\.rawValue).sorted().joined(separator: ",")])
+                                item.modifiedBy, item.version, item.capabilities.list.map(\.rawValue).sorted().joined(separator: ","),
+                                item.mode.map { Int64($0) }, item.symlinkTarget.map { Data($0) }])
             }
         }
     }
@@ -226,6 +233,7 @@ public final class MetadataDatabase: Sendable {
         case .site: return "site"
         case .folder: return "folder"
         case .file: return "file"
+        case .symlink: return "symlink"
         }
     }
 
@@ -235,6 +243,7 @@ public final class MetadataDatabase: Sendable {
         case "site": kind = .site
         case "folder": kind = .folder
         case "file": kind = .file
+        case "symlink": kind = .symlink
         default: return nil
         }
         let site: String = row["site"]
@@ -244,6 +253,10 @@ public final class MetadataDatabase: Sendable {
             parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
             name: row["name"], kind: kind, size: row["size"],
             created: Timestamp(microsecondsSinceEpoch: row["created"]), modified: Timestamp(microsecondsSinceEpoch: row["modified"]),
-            createdBy: row["created_by"], modifiedBy: row["modified_by"], version: row["version"], capabilities: Capabilities(capabilities))
+            createdBy: row["created_by"], modifiedBy: row["modified_by"], version: row["version"], capabilities: Capabilities(capabilities),
+            mode: (row["mode"] as Int64?).flatMap { UInt16(exactly: $0) }.map { $0 & ProviderItem.permissionBits },
+            symlinkTarget: (row["symlink_target"] as Data?).map { [UInt8]($0) }.flatMap {
+                ProviderItem.isValidSymlinkTarget($0) ? $0 : nil
+            })
     }
 }

@@ -151,6 +151,11 @@ public struct LockFileBackend: DocumentBackend {
         try base.createFolder(named: name, in: parent)
     }
 
+    public func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError)
+        -> ProviderItem {
+        try base.createSymlink(named: name, in: parent, target: target)
+    }
+
     public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                            progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try base.createFile(named: name, in: parent, contentsOf: path, modified: modified, progress: progress)

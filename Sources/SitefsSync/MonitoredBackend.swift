@@ -64,6 +64,11 @@ public struct MonitoredBackend: DocumentBackend {
         try send { () throws(ProviderError) in try base.createFolder(named: name, in: parent) }
     }
 
+    public func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError)
+        -> ProviderItem {
+        try send { () throws(ProviderError) in try base.createSymlink(named: name, in: parent, target: target) }
+    }
+
     public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                            progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         try send { () throws(ProviderError) in

@@ -63,6 +63,7 @@ enum WebDAVItems {
         case .site: [.read, .addChildren]
         case .folder: [.read, .write, .rename, .delete, .addChildren]
         case .file: placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
+        case .symlink: [.read, .rename, .delete]
         }
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",

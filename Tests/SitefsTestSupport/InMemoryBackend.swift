@@ -232,6 +232,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         switch (kind, readOnly) {
         case (_, true): capabilities = [.read]
         case (.file, false): capabilities = [.read, .write, .rename, .delete]
+        case (.symlink, false): capabilities = [.read, .rename, .delete]
         case (.folder, false): capabilities = [.read, .addChildren, .rename, .delete]
         case (.site, false): capabilities = [.read, .addChildren]
         }
@@ -393,6 +394,18 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         return item
     }
 
+    public func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError) -> ProviderItem {
+        try call("createSymlink")
+        guard ProviderItem.isValidSymlinkTarget(target) else {
+            throw .refused(status: 400, code: "invalid_target", message: "bad symlink target")
+        }
+        let item = try create(name, in: parent, kind: .symlink, content: target)
+        return state.withLock { state in
+            state.nodes[item.identifier]?.item.symlinkTarget = target
+            return state.nodes[item.identifier]!.item
+        }
+    }
+
     private func create(_ name: String, in parent: ItemIdentifier, kind: ProviderItem.Kind, content: [UInt8]) throws(ProviderError) -> ProviderItem {
         try state.withLock { state throws(ProviderError) in
             guard state.nodes[parent] != nil else { throw .notFound }
@@ -454,6 +467,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
             node.item.parent = parent
             node.item.name = name
             if let modified = changes.modified { node.item.modified = modified }
+            if let mode = changes.mode { node.item.mode = mode & ProviderItem.permissionBits }
             state.nodes[identifier] = node
             state.feed.append(.updated(node.item))
             return node.item
