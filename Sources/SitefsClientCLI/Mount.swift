@@ -21,6 +21,9 @@ struct Mount: ParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Refuse every change, whatever the grants allow.") var readOnly = false
     @Flag(name: .customLong("allow-other"), help: "Let other users see the mount (needs user_allow_other in /etc/fuse.conf).")
     var allowOther = false
+    @Option(name: .customLong("file-group"),
+            help: "Show every item as this group's (a name or number you belong to); with --allow-other its members get the group's permission bits (default: your own group).")
+    var fileGroup: String?
     @Option(name: .customLong("log-file"), help: "Log here (default: CACHE_DIR/sitefs.log in the background, stderr in the foreground).")
     var logFile: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
@@ -110,6 +113,7 @@ struct Mount: ParsableCommand {
         }
         guard !MountTable.isMountPoint(URL(fileURLWithPath: target).standardizedFileURL.path) else { throw UserFacingError("mount point \(target) is busy: something is mounted there") }
         try MountPreflight.check(mountpoint: target, allowOther: allowOther)
+        if let fileGroup { _ = try FileGroup.resolve(fileGroup) }
         let cache = cacheDirectory ?? Self.defaultCacheDirectory(server: server, user: credentials.user, mountpoint: target)
         if daemonChild || foreground {
             try MountDaemon(options: self, server: server, mountpoint: target, cacheDirectory: cache, caFile: caFile).run()
@@ -137,6 +141,7 @@ struct Mount: ParsableCommand {
         if let displayName { arguments += ["--display-name", displayName] }
         if readOnly { arguments.append("--read-only") }
         if allowOther { arguments.append("--allow-other") }
+        if let fileGroup { arguments += ["--file-group", fileGroup] }
         if allowBackgroundDownloads { arguments.append("--allow-background-downloads") }
         if let kernelFlags { arguments += ["--kernel-flags", kernelFlags] }
         if let caFile { arguments += ["--ca-file", caFile] }

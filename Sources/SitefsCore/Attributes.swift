@@ -9,13 +9,16 @@ enum AttributeMapping {
     static let regularType: UInt32 = 0o100000
     static let symlinkType: UInt32 = 0o120000
     static let writeBits: UInt16 = 0o222
+    /// What items show where the server keeps no mode.
+    static let defaultFileMode: UInt16 = 0o644
+    static let defaultFolderMode: UInt16 = 0o755
 
     /// The permission bits shown for an item, before any write bit is taken away.
     static func permissions(of item: ProviderItem) -> UInt16 {
         switch item.kind {
         case .symlink: return 0o777
-        case .site, .folder: return item.mode ?? 0o755
-        case .file: return item.mode ?? 0o644
+        case .site, .folder: return item.mode ?? defaultFolderMode
+        case .file: return item.mode ?? defaultFileMode
         }
     }
 

@@ -21,6 +21,9 @@ extension ProviderError {
             case "invalid_move": return .invalidArgument
             case "read_only": return .permissionDenied
             case "too_large": return .fileTooLarge
+            // A server that keeps no links (or modes): what a filesystem without them says.
+            case "symlinks_unsupported", "modes_unsupported": return .notPermitted
+            case "invalid_target": return .invalidArgument
             default: return status == 403 ? .permissionDenied : .ioError
             }
         case .unreachable, .serverUnavailable, .invalidResponse, .localIO: return .ioError

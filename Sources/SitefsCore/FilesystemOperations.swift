@@ -45,6 +45,10 @@ public protocol FilesystemOperations: AnyObject, Sendable {
     func fsync(_ inode: InodeNumber, handle: HandleID, dataOnly: Bool) throws(Errno)
 
     func makeDirectory(parent: InodeNumber, name: FileName, mode: UInt32, context: RequestContext) throws(Errno) -> Entry
+    /// symlink(2): a link `name` in `parent` to `target` (bytes, kept as given).
+    func makeSymlink(parent: InodeNumber, name: FileName, target: [UInt8], context: RequestContext) throws(Errno) -> Entry
+    /// readlink(2): the link's target (EINVAL for anything but a link).
+    func readLink(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [UInt8]
     func unlink(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno)
     func removeDirectory(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno)
     /// `flags`: RENAME_NOREPLACE (1) / RENAME_EXCHANGE (2) as renameat2 gives them.

@@ -34,9 +34,14 @@ extension SitefsFilesystem {
 
     private func openOnce(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
         let item = try currentItem(try identifier(of: inode))
-        guard item.kind == .file else { throw .isDirectory }
+        guard item.kind == .file else { throw item.kind == .symlink ? .tooManySymbolicLinkLevels : .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
         if writing && (!item.capabilities.contains(.write) || configuration.readOnly) { throw .permissionDenied }
+        if flags & O_ACCMODE != O_WRONLY {
+            // atime as `relatime` keeps it, at open: reads served from the kernel's page cache
+            // never reach the mount, so the open is the read it can see.
+            localTimes.read(item.identifier, modified: AttributeMapping.timespec(item.modified), now: Self.now())
+        }
         let keepCache = !item.identifier.isLocal && openedVersions.withLock { versions in
             defer { versions[item.identifier] = item.version }
             return versions[item.identifier] == item.version
@@ -77,9 +82,12 @@ extension SitefsFilesystem {
         // someone else holds it: their lock file shows then).
         try lockDocument(forLockFile: fileName, in: folder)
         let now = Timestamp.now()
+        // The kernel has applied the creator's umask; the server's default needs no mode.
+        let permissions = UInt16(truncatingIfNeeded: mode) & ProviderItem.permissionBits
         let item = ProviderItem(identifier: .local(in: folder.identifier.site), parent: folder.identifier, name: fileName,
                                 kind: .file, size: 0, created: now, modified: now, createdBy: userName, modifiedBy: userName,
-                                version: "", capabilities: ProviderItem.localFileCapabilities)
+                                version: "", capabilities: ProviderItem.localFileCapabilities,
+                                mode: permissions == AttributeMapping.defaultFileMode ? nil : permissions)
         do throws(SyncError) {
             _ = try sync.apply(.createFile(item))
         } catch {
@@ -98,6 +106,7 @@ extension SitefsFilesystem {
         copy.condition.lock()
         copy.dirty = true
         copy.condition.unlock()
+        localTimes.entriesChanged(folder.identifier, now: Self.now())
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
         return (entry, OpenReply(handle: handles.add(.local(copy, writable: true)), writesBypassCache: OpenReply.isWriteOnly(flags)))
@@ -543,7 +552,7 @@ extension SitefsFilesystem {
         if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
         rekeyCopy(from: former, to: item)
         cache.upsert(item)
-        if item.kind != .file { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
+        if item.kind.isContainer { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
         cache.remove(former)
         if let shown, !ItemName.same(shown.name, item.name) || shown.parent != item.parent {
             // Saved under another name or in a folder made again: the name it had shown
@@ -558,17 +567,32 @@ extension SitefsFilesystem {
         guard inode != .root else { throw .permissionDenied }
         let identifier = try identifier(of: inode)
         var item = try currentItem(identifier, openThrough: handle)
+        let now = Self.now()
+        if changes.uid != nil || changes.gid != nil {
+            try changeOwner(of: item, uid: changes.uid, gid: changes.gid)
+            localTimes.changed(identifier, now: now)
+        }
+        if let mode = changes.mode {
+            item = try changeMode(of: item, to: mode)
+        }
         if let size = changes.size {
-            guard item.kind == .file else { throw .isDirectory }
+            guard item.kind == .file else { throw item.kind == .symlink ? .invalidArgument : .isDirectory }
             guard item.capabilities.contains(.write), !configuration.readOnly else { throw .permissionDenied }
             try truncate(item, to: size, handle: handle)
+            localTimes.changed(identifier, now: now)
         }
         if case .at(let time)? = changes.modificationTime {
             item = try setModificationTime(item, to: time)
         } else if case .now? = changes.modificationTime {
-            item = try setModificationTime(item, to: AttributeMapping.timespec(.now()))
+            item = try setModificationTime(item, to: now)
         }
-        // chmod/chown/atime: nothing the server keeps; accepted so cp -a and rsync -a work.
+        if changes.modificationTime != nil { localTimes.changed(identifier, now: now) }
+        // atime is this mount's (the server keeps none); setting it is a change (ctime).
+        switch changes.accessTime {
+        case .at(let time)?: localTimes.setAccess(identifier, to: time, now: now)
+        case .now?: localTimes.setAccess(identifier, to: now, now: now)
+        case nil: break
+        }
         return AttributesReply(attributes: attributes(of: cache.item(identifier) ?? item, inode: inode),
                                timeout: configuration.kernelCacheTimeout)
     }

@@ -29,7 +29,7 @@ extension SitefsFilesystem {
         } catch {
             throw errorNumber(for: error, "mkdir \(folderName)", listings: folder.identifier)
         }
-        let item: ProviderItem
+        var item: ProviderItem
         switch outcome {
         case .sent(let made?):
             item = made
@@ -41,6 +41,15 @@ extension SitefsFilesystem {
             throw .ioError
         }
         cache.upsert(item)
+        localTimes.entriesChanged(folder.identifier, now: Self.now())
+        let permissions = UInt16(truncatingIfNeeded: mode) & ProviderItem.permissionBits
+        if permissions != AttributeMapping.permissions(of: item) {
+            // The creator's umask (or an explicit mode, `mkdir -m`): kept like a chmod. The
+            // folder exists either way; a mode the server refused is logged, not an error.
+            do { item = try changeMode(of: item, to: UInt32(permissions)) } catch {
+                logger.warning("mkdir \(folderName): its mode \(String(permissions, radix: 8)) was not kept: \(error)")
+            }
+        }
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
         return entry
@@ -49,10 +58,11 @@ extension SitefsFilesystem {
     public func unlink(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
         _ = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
-        guard item.kind == .file else { throw .isDirectory }
+        guard !item.kind.isContainer else { throw .isDirectory }
         // Someone else's lock file: theirs until they close the document.
         guard item.identifier.lockedDocument == nil else { throw .permissionDenied }
         try remove(item, parent: parent)
+        localTimes.entriesChanged(item.parent, now: Self.now())
         lockFileRemoved(item.name, in: item.parent)
     }
 
@@ -62,13 +72,14 @@ extension SitefsFilesystem {
         guard item.kind == .folder else { throw item.kind == .site ? .permissionDenied : .notDirectory }
         guard try listing(of: item.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
         try remove(item, parent: parent)
+        localTimes.entriesChanged(item.parent, now: Self.now())
     }
 
     /// Removes a file or an empty folder as the engine decides: dropped (made here and never
     /// sent), folded into a new version (vim's save), or removed on the server now or later
     /// (for something made here that may be there already: once its create is done).
     private func remove(_ item: ProviderItem, parent: InodeNumber) throws(Errno) {
-        let operation = item.kind == .file ? "unlink" : "rmdir"
+        let operation = item.kind.isContainer ? "rmdir" : "unlink"
         let outcome: NamespaceOutcome
         do throws(SyncError) {
             outcome = try sync.apply(.remove(item))
@@ -168,6 +179,11 @@ extension SitefsFilesystem {
                     try remove(replaced, parent: newParent)  // a file only here is simply replaced
                     target = nil
                 }
+            case (.symlink, .file), (.file, .symlink), (.symlink, .symlink):
+                // Not a new version of anything: the link or file there goes first, then the
+                // rename (two steps on the server; POSIX's atomic replace holds on the mount).
+                try remove(replaced, parent: newParent)
+                target = nil
             case (.folder, .folder):
                 // POSIX: a directory may replace an empty one, which goes first.
                 guard try listing(of: replaced.identifier).identifiers.isEmpty else { throw .directoryNotEmpty }
@@ -178,6 +194,10 @@ extension SitefsFilesystem {
             }
         }
         try rename(source, parent: parent, to: to, named: targetName, replacing: target, from: from)
+        let now = Self.now()
+        localTimes.changed(source.identifier, now: now)
+        localTimes.entriesChanged(from.identifier, now: now)
+        localTimes.entriesChanged(to.identifier, now: now)
         if !ItemName.same(source.name, targetName) || from.identifier != to.identifier {
             lockFileRemoved(source.name, in: from.identifier)
         }

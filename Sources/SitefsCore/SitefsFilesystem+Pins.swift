@@ -143,7 +143,7 @@ extension SitefsFilesystem {
             if item.kind == .file {
                 set.files.append(item)
                 set.bytes += max(item.size, 0)
-            } else {
+            } else if item.kind.isContainer {
                 stack.append(contentsOf: try listing(of: item.identifier).identifiers)
             }
         }
@@ -232,7 +232,7 @@ extension SitefsFilesystem {
                 links.append(FolderChain.Link(identifier: current, name: cache.item(current)?.name ?? current.site))
                 return FolderChain(links.reversed())
             }
-            guard let item = knownItem(current), item.kind != .file, let parent = item.parent else {
+            guard let item = knownItem(current), item.kind.isContainer, let parent = item.parent else {
                 return nil
             }
             links.append(FolderChain.Link(identifier: current, name: item.name))

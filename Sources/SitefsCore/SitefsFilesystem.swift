@@ -54,6 +54,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let refusedBackgroundReaders = Mutex<Set<String>>([])
     /// Conflict copies made by this mount (their `user.sitefs.state` is "conflict").
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
+    /// atime, and ctime where this mount changed metadata (see the type).
+    let localTimes = LocalTimes()
     /// The signed-in user (conflict copies' names, new files' creator).
     let userName: String
     /// Others' locks on documents as last seen (`LockFileBackend` records them on their
@@ -337,7 +339,13 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
 
     // MARK: Entries and attributes
 
+    /// What `stat` shows: the server's metadata, the local copy's size and time while it
+    /// differs, and this mount's access and change times (`LocalTimes`).
     func attributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
+        localTimes.overlay(contentAttributes(of: item, inode: inode), of: item.identifier)
+    }
+
+    private func contentAttributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
         guard item.kind == .file else { return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration) }
         // Asked before the copy's lock is taken, of what the engine publishes: `stat` waits
         // neither on the engine's queue lock (held across some journal commits) nor on it

@@ -11,7 +11,7 @@ import SitefsCore
 /// userdata (`SessionState.of`) and forwards to a handler that replies exactly once.
 ///
 /// libfuse copies the table in `fuse_session_new`, so the returned value need not outlive
-/// that call. Operations left nil (access, readlink, locks, fallocate, ioctl, poll, bmap,
+/// that call. Operations left nil (access, locks, fallocate, ioctl, poll, bmap,
 /// lseek, copy_file_range, fsyncdir, ...) are answered ENOSYS by libfuse; the kernel then
 /// stops asking, or (access, fsyncdir) treats the answer as success.
 func makeLowLevelOperations() -> fuse_lowlevel_ops {
@@ -103,14 +103,21 @@ func makeLowLevelOperations() -> fuse_lowlevel_ops {
         ExtendedAttributeHandlers.remove(request!, inode, name)
     }
 
-    // Node types sitefs never creates. EPERM is what link(2), symlink(2) and mknod(2)
-    // document for "this filesystem does not support creating that" (ENOSYS would read as
-    // "Function not implemented" to users). Regular files come through `create`, which the
-    // kernel always prefers, so mknod never has to stand in for it.
-    operations.mknod = { request, _, _, _, _ in
-        Reply(request!).error(.notPermitted)
+    operations.symlink = { request, target, parent, name in
+        LinkHandlers.make(request!, target, parent, name)
     }
-    operations.symlink = { request, _, _, _ in
+    operations.readlink = { request, inode in
+        LinkHandlers.read(request!, inode)
+    }
+
+    // Node types sitefs never creates: hard links (an item has one name on a document
+    // server), FIFOs, sockets and device nodes (nothing a server could keep). EPERM is what
+    // link(2) and mknod(2) document for "the filesystem does not support creating that"
+    // (ext4 on the same calls would succeed; vfat answers EPERM the same way); ENOSYS would
+    // read as "Function not implemented", EOPNOTSUPP is for an unsupported flag, not a node
+    // type. Regular files come through `create`, which the kernel always prefers, so mknod
+    // never has to stand in for it.
+    operations.mknod = { request, _, _, _, _ in
         Reply(request!).error(.notPermitted)
     }
     operations.link = { request, _, _, _ in

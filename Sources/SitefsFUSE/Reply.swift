@@ -64,6 +64,18 @@ struct Reply: ~Copyable {
         return fuse_reply_create(request, &parameters, &info) == 0
     }
 
+    /// A symbolic link's target; libfuse wants it NUL-terminated (the core never gives one
+    /// with a NUL inside).
+    consuming func link(_ target: [UInt8]) {
+        let request = self.request
+        discard self
+        var terminated = target
+        terminated.append(0)
+        _ = terminated.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { fuse_reply_readlink(request, $0.baseAddress) }
+        }
+    }
+
     consuming func attributes(_ reply: AttributesReply) {
         let request = self.request
         discard self

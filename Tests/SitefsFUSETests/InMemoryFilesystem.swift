@@ -286,6 +286,15 @@ final class InMemoryFilesystem: FilesystemOperations {
 
     func fsync(_ inode: InodeNumber, handle: HandleID, dataOnly: Bool) throws(Errno) {}
 
+    /// Links are not part of what these adapter tests exercise.
+    func makeSymlink(parent: InodeNumber, name: FileName, target: [UInt8], context: RequestContext) throws(Errno) -> Entry {
+        throw .notPermitted
+    }
+
+    func readLink(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [UInt8] {
+        throw .invalidArgument
+    }
+
     func makeDirectory(parent: InodeNumber, name: FileName, mode: UInt32, context: RequestContext) throws(Errno) -> Entry {
         try state.withLock { (state) throws(Errno) -> Entry in
             guard let directory = state.nodes[parent], directory.isDirectory else { throw .notDirectory }
