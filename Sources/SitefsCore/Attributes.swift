@@ -25,12 +25,16 @@ enum AttributeMapping {
     static func mode(for item: ProviderItem, readOnlyMount: Bool) -> UInt32 {
         var bits = permissions(of: item) & ProviderItem.permissionBits
         if item.kind != .symlink, !item.isWritable || readOnlyMount { bits &= ~writeBits }
-        let type = switch item.kind {
+        return fileType(of: item.kind) | UInt32(bits)
+    }
+
+    /// The `S_IFMT` bits of a kind (readdir's d_type comes from them).
+    static func fileType(of kind: ProviderItem.Kind) -> UInt32 {
+        switch kind {
         case .site, .folder: directoryType
         case .file: regularType
         case .symlink: symlinkType
         }
-        return type | UInt32(bits)
     }
 
     static func attributes(inode: InodeNumber, item: ProviderItem, size: Int64? = nil, modified: TimeSpec? = nil,

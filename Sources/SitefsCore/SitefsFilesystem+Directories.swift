@@ -85,7 +85,7 @@ extension SitefsFilesystem {
             }
             let inodeNumber = inodes.inode(for: identifier)
             let entry = plus ? self.entry(for: item, inode: inodeNumber) : nil
-            let mode = item.kind.isContainer ? AttributeMapping.directoryType : AttributeMapping.regularType
+            let mode = AttributeMapping.fileType(of: item.kind)
             guard emit(DirectoryEntry(name: FileName(name), inode: inodeNumber, mode: mode, nextOffset: UInt64(index + 3), entry: entry)) else {
                 return
             }
