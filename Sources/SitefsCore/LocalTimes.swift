@@ -20,6 +20,10 @@ final class LocalTimes: Sendable {
         var access: TimeSpec?
         var change: TimeSpec?
         var modification: TimeSpec?
+        /// A modification time set here, to the nanosecond: servers keep microseconds, so
+        /// while the server's time is this one cut to them, this one is shown (`touch -d`
+        /// and `utimensat` read back what they set).
+        var exactModification: TimeSpec?
     }
 
     static let limit = 100_000
@@ -30,6 +34,10 @@ final class LocalTimes: Sendable {
     func overlay(_ attributes: FileAttributes, of identifier: ItemIdentifier) -> FileAttributes {
         guard let times = table.withLock({ $0[identifier] }) else { return attributes }
         var result = attributes
+        if let exact = times.exactModification, exact.seconds == result.modificationTime.seconds,
+           exact.nanoseconds / 1000 == result.modificationTime.nanoseconds / 1000 {
+            result.modificationTime = exact
+        }
         if let modification = times.modification { result.modificationTime = Self.later(result.modificationTime, modification) }
         result.changeTime = Self.later(result.modificationTime, times.change ?? result.changeTime)
         result.accessTime = times.access ?? result.modificationTime
@@ -48,6 +56,11 @@ final class LocalTimes: Sendable {
     /// utimensat's access time.
     func setAccess(_ identifier: ItemIdentifier, to time: TimeSpec, now: TimeSpec) {
         table.withLock { Self.update(&$0, identifier) { $0.access = time; $0.change = now } }
+    }
+
+    /// A modification time was set here (utimensat): its nanoseconds are kept.
+    func setModification(_ identifier: ItemIdentifier, to time: TimeSpec, now: TimeSpec) {
+        table.withLock { Self.update(&$0, identifier) { $0.exactModification = time; $0.change = now } }
     }
 
     /// The item's metadata changed here (chmod, rename, times set): its ctime is `now`.

@@ -583,10 +583,11 @@ extension SitefsFilesystem {
         }
         if case .at(let time)? = changes.modificationTime {
             item = try setModificationTime(item, to: time)
+            localTimes.setModification(identifier, to: time, now: now)
         } else if case .now? = changes.modificationTime {
             item = try setModificationTime(item, to: now)
+            localTimes.setModification(identifier, to: now, now: now)
         }
-        if changes.modificationTime != nil { localTimes.changed(identifier, now: now) }
         // atime is this mount's (the server keeps none); setting it is a change (ctime).
         switch changes.accessTime {
         case .at(let time)?: localTimes.setAccess(identifier, to: time, now: now)

@@ -143,13 +143,14 @@ import Testing
         #expect(changed.changeTime.seconds > before.changeTime.seconds)
 
         let access = TimeSpec(seconds: 1_600_000_000, nanoseconds: 5)
-        let modified = TimeSpec(seconds: 1_600_000_100, nanoseconds: 0)
+        let modified = TimeSpec(seconds: 1_600_000_100, nanoseconds: 123_456_789)
         let set = try world.setAttributes("report.odt", AttributeChanges(accessTime: .at(access), modificationTime: .at(modified)))
         #expect(set.accessTime == access)
-        #expect(set.modificationTime.seconds == modified.seconds)
+        #expect(set.modificationTime == modified, "read back to the nanosecond, though the server keeps microseconds")
+        #expect(try world.backend.item(world.report).modified.microseconds == 1_600_000_100_123_456)
         // UTIME_OMIT for both: nothing set, nothing changed.
         let again = try world.setAttributes("report.odt", AttributeChanges())
-        #expect(again.accessTime == access && again.modificationTime.seconds == modified.seconds)
+        #expect(again.accessTime == access && again.modificationTime == modified)
 
         let folderBefore = try world.filesystem.attributes(of: world.folderInode, handle: nil, context: world.harness.context).attributes
         try world.harness.rename(world.folderInode, "report.odt", to: "report (old).odt")
