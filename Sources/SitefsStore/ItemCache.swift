@@ -278,6 +278,16 @@ public final class ItemCache: Sendable {
             state.listings[identifier] = nil
             // Without its metadata its folder is unknown: any listing being fetched may hold it.
             state.reads.noteEntryChange(of: identifier, in: previous?.parent.map { [$0] })
+            if previous == nil, identifier.isLocal {
+                // Something made here can be listed without being cached itself: a listing
+                // fetched while it was pending shows it (the engine's view of what was made
+                // here) though a forgotten listing took its metadata. Its folder is unknown
+                // then, so every listing holding it drops it: a stale entry would answer its
+                // name with ENOENT once the server's item of that name is there too.
+                for (folder, listing) in state.listings where listing.identifiers.contains(identifier) {
+                    removeEntry(identifier, from: folder, in: &state)
+                }
+            }
             guard let parent = previous?.parent else { return nil }
             removeEntry(identifier, from: parent, in: &state)
             return (parent, previous!.name)

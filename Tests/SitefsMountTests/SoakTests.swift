@@ -211,6 +211,14 @@ struct MountSoakTests {
             pinnedWrong.append(name)
             trace("pinned wrong offline: \(name): \(read.map { "\($0.utf8.count) bytes, \(content.utf8.count) saved" })")
         }
+        if !pinnedWrong.isEmpty {
+            let listed = (try? FileManager.default.contentsOfDirectory(atPath: fixture.path(folder)))?.sorted() ?? []
+            trace("listed offline: \(listed)")
+            for name in pinnedWrong {
+                let again = Result { try String(contentsOfFile: fixture.path("\(folder)/\(name)"), encoding: .utf8) }
+                trace("read again after the listing: \(name): \(again.map { "\($0.utf8.count) bytes" })")
+            }
+        }
         proxy.mode = .pass
         #expect(pinnedWrong.isEmpty, "pinned files not readable offline as saved: \(pinnedWrong.sorted()) (seed \(seed))")
         print("soak: seed \(seed), \(operations) operations, \(faults) faults injected (\(proxy.faultsInjected) hit), "

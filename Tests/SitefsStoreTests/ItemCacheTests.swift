@@ -86,6 +86,23 @@ import Testing
         #expect(cache.remove(folder.identifier) == nil, "removed twice")
     }
 
+    /// The soak's "pinned files not readable offline": a file made offline was listed (the
+    /// engine's view adds what was made here) after a forgotten listing took its metadata;
+    /// when its create reached the server, the core dropped it, and the stale entry before
+    /// the server's file of the same name answered that name with ENOENT.
+    @Test func somethingMadeHereListedButNotCachedLeavesEveryListingWhenRemoved() {
+        let a = Tree.item("1", "a.txt")
+        let cache = cache(listing: [a])
+        let local = ItemIdentifier.local(in: Tree.plans.site)
+        cache.storeListing(ItemCache.Listing(names: ["a.txt", "new.txt"], identifiers: [a.identifier, local]), of: Tree.plans)
+        #expect(cache.item(local) == nil)
+        let created = Tree.item("5", "new.txt")
+        cache.upsert(created)
+        cache.remove(local)
+        #expect(cache.listing(of: Tree.plans)?.names == ["a.txt", "new.txt"])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "new.txt") == created.identifier)
+    }
+
     @Test func aForgottenListingTakesItsItemsFreshnessWithIt() {
         let a = Tree.item("1", "a.txt")
         let cache = cache(listing: [a])
