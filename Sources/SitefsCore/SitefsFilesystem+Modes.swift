@@ -30,13 +30,13 @@ extension SitefsFilesystem {
     /// Sets the item's permission bits; returns the item as shown from now on.
     func changeMode(of item: ProviderItem, to requested: UInt32) throws(Errno) -> ProviderItem {
         let mode = UInt16(truncatingIfNeeded: requested) & ProviderItem.permissionBits
-        switch item.kind {
-        case .site: throw .notPermitted  // a site's folder is the grant's, not the user's
-        case .symlink: return item  // Linux never changes a link's own mode
-        case .file, .folder: break
-        }
-        guard item.isWritable, !configuration.readOnly else { throw .notPermitted }
-        if AttributeMapping.permissions(of: item) == mode { return item }
+        if item.kind == .symlink { return item }  // Linux never changes a link's own mode
+        // What is shown already (`rsync -a` and `cp -a` set every mode, a site's folder's too).
+        let shown = UInt16(truncatingIfNeeded: AttributeMapping.mode(for: item, readOnlyMount: configuration.readOnly))
+            & ProviderItem.permissionBits
+        if shown == mode { return item }
+        // A site's folder is the grant's, not the user's; a grant without write keeps modes.
+        guard item.kind != .site, item.isWritable, !configuration.readOnly else { throw .notPermitted }
         let outcome: NamespaceOutcome
         do throws(SyncError) {
             outcome = try sync.apply(.setMode(item, mode: mode))

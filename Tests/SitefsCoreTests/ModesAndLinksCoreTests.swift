@@ -57,6 +57,15 @@ import Testing
         #expect(try world.mode("report.odt") == 0o100444)
         #expect(throws: Errno.notPermitted) { try world.setAttributes("report.odt", AttributeChanges(mode: 0o100777)) }
         #expect(try world.backend.item(world.report).mode == nil)
+        _ = try world.setAttributes("report.odt", AttributeChanges(mode: 0o100444))  // what it shows: nothing to change
+
+        // A site's folder: its mode is the grant's; setting the one shown (rsync -a) is fine.
+        let site = try world.harness.lookup(.root, "Harbour").attributes
+        let context = world.harness.context
+        _ = try world.filesystem.setAttributes(of: site.inode, AttributeChanges(mode: site.mode), handle: nil, context: context)
+        #expect(throws: Errno.notPermitted) {
+            try world.filesystem.setAttributes(of: site.inode, AttributeChanges(mode: 0o040700), handle: nil, context: context)
+        }
     }
 
     @Test func ownershipIsTheMountsAndOnlyANoOpChownSucceeds() throws {
