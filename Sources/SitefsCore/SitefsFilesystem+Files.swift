@@ -410,9 +410,11 @@ extension SitefsFilesystem {
                 throw handle(error, "stage \(identifier)")
             }
             do {
+                // A new file is made with its mode; a server file's chmod goes on its own.
                 try sync.save(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
                                        parent: known?.parent, stagedPath: staged, size: size,
-                                       baseVersion: baseVersion, modified: modified, folders: folders))
+                                       baseVersion: baseVersion, modified: modified, folders: folders,
+                                       mode: identifier.isLocal ? known?.mode : nil))
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.
                 Glibc.unlink(staged)

@@ -17,6 +17,8 @@ final class LocalNamespace: Sendable {
         /// Server items removed here whose delete has not reached the server yet: no listing
         /// shows them again meanwhile.
         var removed: Set<ItemIdentifier> = []
+        /// Server items whose chmod is journaled and not sent yet: shown with this mode.
+        var modes: [ItemIdentifier: UInt16] = [:]
     }
 
     /// Lock order: last of the ranked locks (after the uploader's); nothing is taken under it.
@@ -63,6 +65,16 @@ final class LocalNamespace: Sendable {
 
     func isMoved(_ identifier: ItemIdentifier) -> Bool { state.withLock { $0.moved[identifier] != nil } }
 
+    // MARK: Modes not sent yet
+
+    /// Shows a server item with `mode` until its chmod is settled; nil shows the server's.
+    func setMode(_ identifier: ItemIdentifier, to mode: UInt16?) { state.withLock { $0.modes[identifier] = mode } }
+
+    /// A chmod of something made here: it is made with it.
+    func setCreatedMode(_ identifier: ItemIdentifier, to mode: UInt16) {
+        state.withLock { $0.created[identifier]?.mode = mode }
+    }
+
     // MARK: Views
 
     /// True when a listing of `folder` from the server would not show what the mount shows.
@@ -74,8 +86,10 @@ final class LocalNamespace: Sendable {
 
     /// A server item as the mount shows it.
     func view(_ item: ProviderItem) -> ProviderItem {
-        guard let position = state.withLock({ $0.moved[item.identifier] }) else { return item }
+        let (position, mode) = state.withLock { ($0.moved[item.identifier], $0.modes[item.identifier]) }
         var shown = item
+        if let mode { shown.mode = mode }
+        guard let position else { return shown }
         shown.parent = position.parent
         shown.name = position.name
         return shown
@@ -87,12 +101,13 @@ final class LocalNamespace: Sendable {
     func view(page items: [ProviderItem], of folder: ItemIdentifier?) -> [ProviderItem] {
         guard let folder else { return items }
         return state.withLock { state in
-            guard !state.moved.isEmpty || !state.removed.isEmpty else { return items }
+            guard !state.moved.isEmpty || !state.removed.isEmpty || !state.modes.isEmpty else { return items }
             return items.compactMap { item in
                 if state.removed.contains(item.identifier) { return nil }
-                guard let position = state.moved[item.identifier] else { return item }
-                guard position.parent == folder else { return nil }
                 var shown = item
+                if let mode = state.modes[item.identifier] { shown.mode = mode }
+                guard let position = state.moved[item.identifier] else { return shown }
+                guard position.parent == folder else { return nil }
                 shown.name = position.name
                 return shown
             }

@@ -17,6 +17,16 @@ public struct NamespaceOperation: Sendable, Equatable {
         /// A server folder removed here (empty, as rmdir needs): on the server only if it is
         /// empty there too; what someone added meanwhile is kept.
         case removeFolder = "rmdir"
+        /// A symbolic link made here: `identifier` its local identifier, `parent` and `name`
+        /// where, `target` what it points at. Made like a folder (a name taken by a link of
+        /// the same target joins it; by anything else, it is made under a conflict name).
+        case makeSymlink = "symlink"
+        /// A chmod: `mode` on the item (a server item, or something made here whose make
+        /// comes first in the order); an item gone on the server meanwhile needs none.
+        case setMode = "chmod"
+
+        /// Whether it makes the item `identifier` stands for (which is local until then).
+        var makesItem: Bool { self == .makeFolder || self == .makeSymlink }
     }
 
     public var kind: Kind
@@ -31,6 +41,10 @@ public struct NamespaceOperation: Sendable, Equatable {
     /// mkdir: where `parent` stood on the mount, made again if it is gone on the server when
     /// the mkdir goes.
     public var folders: FolderChain?
+    /// chmod: the permission bits.
+    public var mode: UInt16?
+    /// symlink: the target.
+    public var target: [UInt8]?
     /// Its place in the order of operations (the journal's), 0 until recorded.
     var sequence: Int64 = 0
     /// Not tried again before this: put back while the mount was offline (not persisted; a
@@ -40,13 +54,15 @@ public struct NamespaceOperation: Sendable, Equatable {
     var postponements = 0
 
     public init(kind: Kind, identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, baseVersion: String? = nil,
-                folders: FolderChain? = nil) {
+                folders: FolderChain? = nil, mode: UInt16? = nil, target: [UInt8]? = nil) {
         self.kind = kind
         self.identifier = identifier
         self.name = name
         self.parent = parent
         self.baseVersion = baseVersion
         self.folders = folders
+        self.mode = mode
+        self.target = target
     }
 }
 
@@ -56,6 +72,10 @@ extension Uploader {
         /// The folder made here is `folder` on the server (made now, or one of the same name
         /// someone made meanwhile, which it joins).
         case madeFolder(NamespaceOperation, ProviderItem)
+        /// The link made here is `link` on the server.
+        case madeLink(NamespaceOperation, ProviderItem)
+        /// The mode is set on the server (`item` as it has it now; nil when the item was gone).
+        case modeSet(NamespaceOperation, ProviderItem?)
         /// Deleted on the server (or gone already).
         case deleted(NamespaceOperation)
         /// Not applied, on purpose: the server's item changed (or gained content) since the
@@ -66,7 +86,8 @@ extension Uploader {
 
         public var operation: NamespaceOperation {
             switch self {
-            case .madeFolder(let operation, _), .deleted(let operation), .kept(let operation, _), .failed(let operation, _):
+            case .madeFolder(let operation, _), .madeLink(let operation, _), .modeSet(let operation, _), .deleted(let operation),
+                 .kept(let operation, _), .failed(let operation, _):
                 return operation
             }
         }

@@ -68,7 +68,12 @@ struct OperationQueue {
 
     /// The queued mkdir of the folder made here as `folder`, if it has not been sent.
     func queuedMakeFolder(_ folder: ItemIdentifier) -> Int? {
-        queued.firstIndex { $0.kind == .makeFolder && $0.identifier == folder }
+        queued.firstIndex { $0.kind.makesItem && $0.identifier == folder }
+    }
+
+    /// Whether a chmod of `identifier` is queued or being sent.
+    func hasMode(for identifier: ItemIdentifier) -> Bool {
+        all.contains { $0.kind == .setMode && $0.identifier == identifier }
     }
 
     mutating func remove(at index: Int) -> NamespaceOperation { queued.remove(at: index) }
@@ -90,8 +95,10 @@ struct OperationQueue {
     /// Queued operations in the folder `local` now go into `folder`; returns the changed ones.
     mutating func retarget(from local: ItemIdentifier, to folder: ItemIdentifier) -> [NamespaceOperation] {
         var changed: [NamespaceOperation] = []
-        for index in queued.indices where queued[index].parent == local {
-            queued[index].parent = folder
+        for index in queued.indices where queued[index].parent == local
+            || (queued[index].kind == .setMode && queued[index].identifier == local) {
+            if queued[index].parent == local { queued[index].parent = folder }
+            if queued[index].identifier == local { queued[index].identifier = folder }  // a chmod of what was made
             changed.append(queued[index])
         }
         return changed

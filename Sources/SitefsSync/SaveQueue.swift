@@ -24,6 +24,8 @@ struct SaveQueue {
     private(set) var progress: [ItemIdentifier: TransferProgress] = [:]
     /// Modification times set while an upload of the file was in flight, applied after it.
     private var lateModified: [ItemIdentifier: Timestamp] = [:]
+    /// Modes set while an upload of the file was in flight, applied after it.
+    private var lateModes: [ItemIdentifier: UInt16] = [:]
     var lastUploaded: [ItemIdentifier: (base: String?, result: String)] = [:]
 
     /// Queues `job` due at `due`, replacing an older queued save of the same file, and
@@ -120,6 +122,7 @@ struct SaveQueue {
         inFlight[identifier] = nil
         progress[identifier] = nil
         lateModified[identifier] = nil
+        lateModes[identifier] = nil
     }
 
     /// A time to apply after the upload in flight. False when none is in flight.
@@ -131,6 +134,17 @@ struct SaveQueue {
 
     mutating func takeLateModified(_ identifier: ItemIdentifier) -> Timestamp? {
         lateModified.removeValue(forKey: identifier)
+    }
+
+    /// A mode to apply after the upload in flight. False when none is in flight.
+    mutating func setLateMode(_ mode: UInt16, for identifier: ItemIdentifier) -> Bool {
+        guard inFlight[identifier] != nil else { return false }
+        lateModes[identifier] = mode
+        return true
+    }
+
+    mutating func takeLateMode(_ identifier: ItemIdentifier) -> UInt16? {
+        lateModes.removeValue(forKey: identifier)
     }
 
     mutating func fail(_ job: SaveJob, reason: String) { failures[job.identifier] = (job, reason) }

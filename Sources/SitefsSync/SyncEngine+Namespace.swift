@@ -21,6 +21,10 @@ extension SyncEngine {
             return try remove(item)
         case .rename(let source, let folder, let name, let target):
             return try rename(source, to: folder, named: name, replacing: target)
+        case .setMode(let item, let mode):
+            return try setMode(of: item, to: mode)
+        case .makeSymlink(let name, let parent, let target):
+            return try makeSymlink(named: name, in: parent, target: target)
         }
     }
 
@@ -110,7 +114,7 @@ extension SyncEngine {
                 }
             }
         }
-        let isFile = item.kind == .file
+        let isFile = !item.kind.isContainer  // a link goes as a file does: if still the version seen
         let operation = NamespaceOperation(kind: isFile ? .deleteFile : .removeFolder, identifier: item.identifier, name: item.name,
                                            parent: item.parent, baseVersion: isFile ? item.version : nil)
         // Hidden first: a listing fetched meanwhile must not bring it back. It stays hidden
@@ -220,10 +224,23 @@ extension SyncEngine {
             namespace.reparent(from: operation.identifier, to: folder.identifier)
             namespace.removeCreated(operation.identifier)
             return .replaced(operation.identifier, by: namespace.view(folder))
+        case .madeLink(_, let link):
+            namespace.removeCreated(operation.identifier)
+            return .replaced(operation.identifier, by: namespace.view(link))
+        case .modeSet:
+            // The server has it; the mount showed it already. A later chmod of the same item
+            // still queued keeps its own overlay.
+            if !uploader.hasPendingMode(for: operation.identifier) { namespace.setMode(operation.identifier, to: nil) }
+            return nil
         case .deleted:
             return .removed(operation.identifier)  // unhidden once delivered (`EventRelay`)
         case .kept, .failed:
-            guard operation.kind != .makeFolder else { return .failed(operation.identifier) }  // stays shown here
+            guard !operation.kind.makesItem else { return .failed(operation.identifier) }  // stays shown here
+            if operation.kind == .setMode {
+                // Listed under "not applied" in `sitefs status`; the server's mode shows again.
+                if !uploader.hasPendingMode(for: operation.identifier) { namespace.setMode(operation.identifier, to: nil) }
+                return nil
+            }
             namespace.unhide(operation.identifier)
             return .restored(operation.identifier, parent: operation.parent, name: operation.name)
         }

@@ -173,7 +173,7 @@ public final class SyncEngine: @unchecked Sendable {
             let now = Timestamp.now()
             let item = ProviderItem(identifier: job.identifier, parent: parent, name: job.name, kind: .file, size: job.size,
                                     created: now, modified: job.modified ?? now, createdBy: userName, modifiedBy: userName,
-                                    version: "", capabilities: ProviderItem.localFileCapabilities)
+                                    version: "", capabilities: ProviderItem.localFileCapabilities, mode: job.mode)
             namespace.addCreated(item)
             created.append(item)
         }
@@ -186,6 +186,23 @@ public final class SyncEngine: @unchecked Sendable {
                                           modifiedBy: userName, version: "", capabilities: ProviderItem.localFolderCapabilities)
                 namespace.addCreated(folder)
                 created.append(folder)
+            case .makeSymlink:
+                let now = Timestamp.now()
+                let target = operation.target ?? []
+                let link = ProviderItem(identifier: operation.identifier, parent: operation.parent, name: operation.name,
+                                        kind: .symlink, size: Int64(target.count), created: now, modified: now,
+                                        createdBy: userName, modifiedBy: userName, version: "",
+                                        capabilities: ProviderItem.localLinkCapabilities, symlinkTarget: target)
+                namespace.addCreated(link)
+                created.append(link)
+            case .setMode:
+                guard let mode = operation.mode else { continue }
+                if operation.identifier.isLocal {
+                    namespace.setCreatedMode(operation.identifier, to: mode)
+                    if let index = created.firstIndex(where: { $0.identifier == operation.identifier }) { created[index].mode = mode }
+                } else {
+                    namespace.setMode(operation.identifier, to: mode)
+                }
             case .deleteFile, .removeFolder:
                 namespace.hide(operation.identifier)
                 removed.append(operation.identifier)

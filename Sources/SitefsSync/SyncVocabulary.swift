@@ -149,6 +149,10 @@ public enum NamespaceChange: Sendable {
     /// `replacing` there (a folder there is removed first, with `.remove`; a file made here
     /// too).
     case rename(ProviderItem, to: ItemIdentifier, named: String, replacing: ProviderItem?)
+    /// chmod of a file or folder (not a site): `mode`, within `ProviderItem.permissionBits`.
+    case setMode(ProviderItem, mode: UInt16)
+    /// symlink `name` in `folder` to `target` (valid by `ProviderItem.isValidSymlinkTarget`).
+    case makeSymlink(named: String, in: ItemIdentifier, target: [UInt8])
 }
 
 /// What a namespace change came to (`SyncEngine.apply`).

@@ -275,24 +275,31 @@ extension Uploader {
         return rescue(job, refusedWith: .nameTaken(name))
     }
 
+    /// After an upload: the time (and the mode) the job carries, or one set while it was in
+    /// flight, where the server's differs; then the job is finished.
     private func applyingModificationTime(_ outcome: Outcome) -> Outcome {
         var outcome = outcome
         var modified = outcome.job.modified
+        var mode = outcome.job.mode
         while true {
             condition.lock()
             if let late = saves.takeLateModified(outcome.job.identifier) { modified = late }
+            if let late = saves.takeLateMode(outcome.job.identifier) { mode = late }
             // The upload itself carried the job's time; only a different one needs a request.
-            guard let time = modified, let item = outcome.item, item.modified != time else {
+            let time = modified.flatMap { time in outcome.item?.modified == time ? nil : time }
+            let newMode = mode.flatMap { mode in outcome.item?.mode == mode ? nil : mode }
+            guard let item = outcome.item, time != nil || newMode != nil else {
                 finish(outcome)
                 condition.unlock()
                 return outcome
             }
             condition.unlock()
             modified = nil
+            mode = nil
             do throws(ProviderError) {
-                outcome = outcome.with(try backend.update(item.identifier, ItemChanges(modified: time), baseVersion: nil))
+                outcome = outcome.with(try backend.update(item.identifier, ItemChanges(modified: time, mode: newMode), baseVersion: nil))
             } catch {
-                logger.warning("could not set the modification time of \(outcome.job.name): \(error)")
+                logger.warning("could not set the modification time or mode of \(outcome.job.name): \(error)")
             }
         }
     }

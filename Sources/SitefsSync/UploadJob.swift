@@ -90,6 +90,9 @@ public struct SaveJob: Sendable {
     public var baseVersion: String?
     /// Applied after the upload (the server sets its own time on upload).
     public var modified: Timestamp?
+    /// The file's mode, applied after the upload where the server's differs: a new file's
+    /// (its creator's umask, or a chmod before it reached the server). Nil: the server's.
+    public var mode: UInt16?
     /// Not uploaded before this (the settle delay): a save that is replaced, renamed over
     /// an existing file or deleted within it never costs an upload. Not persisted: a save
     /// resumed from the journal is due at once.
@@ -111,7 +114,7 @@ public struct SaveJob: Sendable {
     }
 
     public init(identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, stagedPath: String, size: Int64,
-                baseVersion: String?, modified: Timestamp?, folders: FolderChain? = nil) {
+                baseVersion: String?, modified: Timestamp?, folders: FolderChain? = nil, mode: UInt16? = nil) {
         self.identifier = identifier
         self.name = name
         self.parent = parent
@@ -120,6 +123,7 @@ public struct SaveJob: Sendable {
         self.size = size
         self.baseVersion = baseVersion
         self.modified = modified
+        self.mode = mode
     }
 
     /// The upload creates the file (it has never been on the server).

@@ -79,6 +79,13 @@ final class UploadJournal: Sendable {
         migrator.registerMigration("v6: a table to prove the journal writable") { db in
             try db.execute(sql: "CREATE TABLE probe (x INTEGER)")
         }
+        migrator.registerMigration("v7: modes and symbolic links") { db in
+            try db.execute(sql: """
+                ALTER TABLE operations ADD COLUMN mode INTEGER;
+                ALTER TABLE operations ADD COLUMN target BLOB;
+                ALTER TABLE jobs ADD COLUMN mode INTEGER;
+                """)
+        }
         try migrator.migrate(queue)
         // A journal can open and still refuse writes (a read-only file): proved writable here.
         try queue.write { db in
@@ -127,11 +134,11 @@ final class UploadJournal: Sendable {
     private static func insert(_ job: Uploader.Job, into db: Database) throws {
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure, folders)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure, folders, mode)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)
                 """,
             arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
-                        job.baseVersion, job.modified?.microseconds, job.folders?.encoded])
+                        job.baseVersion, job.modified?.microseconds, job.folders?.encoded, job.mode.map { Int64($0) }])
     }
 
     /// Forgets a save (replaced by a newer one of the same file, or moot).
@@ -160,8 +167,9 @@ final class UploadJournal: Sendable {
     /// `sitefs retry` (`failure` nil: queued again). The row keeps its place in the order.
     func update(_ job: Uploader.Job, failure: String?) throws {
         try queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ? WHERE staged_path = ?",
-                           arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.stagedPath])
+            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ?, mode = ? WHERE staged_path = ?",
+                           arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.mode.map { Int64($0) },
+                                       job.stagedPath])
         }
     }
 
@@ -175,7 +183,8 @@ final class UploadJournal: Sendable {
                     parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
                     stagedPath: row["staged_path"], size: row["size"], baseVersion: row["base_version"],
                     modified: (row["modified"] as Int64?).map(Timestamp.init(microsecondsSinceEpoch:)),
-                    folders: FolderChain(encoded: row["folders"], site: site))
+                    folders: FolderChain(encoded: row["folders"], site: site),
+                    mode: (row["mode"] as Int64?).flatMap { UInt16(exactly: $0) }.map { $0 & ProviderItem.permissionBits })
                 return (job, row["failure"])
             }
         }
@@ -229,10 +238,12 @@ final class UploadJournal: Sendable {
     func record(_ operation: NamespaceOperation) throws -> Int64 {
         try queue.write { db in
             try db.execute(sql: """
-                INSERT INTO operations (kind, site, id, name, parent, base_version, folders) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO operations (kind, site, id, name, parent, base_version, folders, mode, target)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                            arguments: [operation.kind.rawValue, operation.identifier.site, operation.identifier.id,
-                                       operation.name, operation.parent?.id, operation.baseVersion, operation.folders?.encoded])
+                                       operation.name, operation.parent?.id, operation.baseVersion, operation.folders?.encoded,
+                                       operation.mode.map { Int64($0) }, operation.target.map { Data($0) }])
             return db.lastInsertedRowID
         }
     }
@@ -241,8 +252,9 @@ final class UploadJournal: Sendable {
     /// parent now known on the server).
     func update(_ operation: NamespaceOperation) throws {
         try queue.write { db in
-            try db.execute(sql: "UPDATE operations SET name = ?, parent = ?, folders = ? WHERE seq = ?",
-                           arguments: [operation.name, operation.parent?.id, operation.folders?.encoded, operation.sequence])
+            try db.execute(sql: "UPDATE operations SET id = ?, name = ?, parent = ?, folders = ?, mode = ? WHERE seq = ?",
+                           arguments: [operation.identifier.id, operation.name, operation.parent?.id, operation.folders?.encoded,
+                                       operation.mode.map { Int64($0) }, operation.sequence])
         }
     }
 
@@ -269,7 +281,12 @@ final class UploadJournal: Sendable {
                                                    name: row["name"],
                                                    parent: (row["parent"] as String?).map { ItemIdentifier(site: site, id: $0) },
                                                    baseVersion: row["base_version"],
-                                                   folders: FolderChain(encoded: row["folders"], site: site))
+                                                   folders: FolderChain(encoded: row["folders"], site: site),
+                                                   mode: (row["mode"] as Int64?).flatMap { UInt16(exactly: $0) }
+                                                       .map { $0 & ProviderItem.permissionBits },
+                                                   target: (row["target"] as Data?).map { [UInt8]($0) })
+                if kind == .setMode && operation.mode == nil { return nil }
+                if kind == .makeSymlink && !ProviderItem.isValidSymlinkTarget(operation.target ?? []) { return nil }
                 operation.sequence = row["seq"]
                 return operation
             }

@@ -130,6 +130,8 @@ extension Uploader {
             case .makeFolder: outcome = try makeFolder(operation)
             case .deleteFile: outcome = try deleteFile(operation)
             case .removeFolder: outcome = try removeFolder(operation)
+            case .makeSymlink: outcome = try makeSymlink(operation)
+            case .setMode: outcome = try setMode(operation)
             }
         } catch {
             condition.lock()
@@ -210,6 +212,75 @@ extension Uploader {
             }
         }
         return .failed(operation, .nameTaken(name))
+    }
+
+    /// A link made offline: made now; a name taken meanwhile by a link to the same target is
+    /// that link (this mount's own make whose answer was lost, or the same link made twice),
+    /// by anything else, it is made under a conflict name, as a folder would be.
+    private func makeSymlink(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
+        guard let parent = operation.parent, !parent.isLocal, let target = operation.target else {
+            logger.error("symlink \(operation.name): the folder it was made in never reached the server")
+            return .failed(operation, .notFound)
+        }
+        var name = operation.name
+        for _ in 0..<2 {
+            let result = try sending("symlink \(name)") { () throws(ProviderError) -> ProviderItem in
+                try backend.createSymlink(named: name, in: parent, target: target)
+            }
+            switch result {
+            case .success(let link):
+                logger.info("made symlink \(link.name) (made offline)")
+                return .madeLink(operation, link)
+            case .failure(.nameTaken) where name == operation.name:
+                if let existing = try serverItem(named: name, in: parent), existing.kind == .symlink,
+                   existing.symlinkTarget == target {
+                    return .madeLink(operation, existing)
+                }
+                name = ConflictName.make(for: operation.name, user: userName, at: Date())
+                logger.warning("\(operation.name) exists on the server; the link made here is \(name)")
+            case .failure(let error):
+                logger.error("symlink \(name) not applied: \(error)")
+                return .failed(operation, error)
+            }
+        }
+        return .failed(operation, .nameTaken(name))
+    }
+
+    /// A chmod made offline: set now, on what its item is on the server (something made
+    /// here: what its make made). Gone there meanwhile: nothing to set.
+    private func setMode(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
+        var identifier = operation.identifier
+        if identifier.isLocal {
+            condition.lock()
+            let resolution = resolveFolderLocked(identifier)
+            condition.unlock()
+            guard case .ready(let made) = resolution else {
+                logger.warning("chmod \(operation.name): what it was made on never reached the server")
+                return .failed(operation, .notFound)
+            }
+            identifier = made
+        }
+        guard let mode = operation.mode else { return .failed(operation, .invalidResponse("a chmod without a mode")) }
+        let result = try sending("chmod \(operation.name)") { () throws(ProviderError) -> ProviderItem in
+            try backend.update(identifier, ItemChanges(mode: mode), baseVersion: nil)
+        }
+        switch result {
+        case .success(let item):
+            logger.info("chmod \(operation.name) \(String(mode, radix: 8)) (made offline)")
+            return .modeSet(operation, item)
+        case .failure(.notFound):
+            return .modeSet(operation, nil)
+        case .failure(let error):
+            logger.error("chmod \(operation.name) not applied: \(error)")
+            return .failed(operation, error)
+        }
+    }
+
+    /// Whether a chmod of `identifier` is still to be sent.
+    func hasPendingMode(for identifier: ItemIdentifier) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return operations.hasMode(for: identifier)
     }
 
     private func deleteFile(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
@@ -308,13 +379,18 @@ extension Uploader {
             made = folder.identifier
             identities.folderMade(operation.identifier, as: folder.identifier)
             retargetLocked(from: operation.identifier, to: folder.identifier)
-        case .deleted:
+        case .madeLink(_, let link):
+            // Remembered like a folder made here, so a chmod queued for it finds it.
+            made = link.identifier
+            identities.folderMade(operation.identifier, as: link.identifier)
+            retargetLocked(from: operation.identifier, to: link.identifier)
+        case .deleted, .modeSet:
             break
         case .kept(_, let reason):
             records.add(notApplied: Status.Failure(name: operation.name, reason: reason))
         case .failed(_, let error):
             records.add(notApplied: Status.Failure(name: operation.name, reason: error.description))
-            if operation.kind == .makeFolder { identities.abandonFolder(operation.identifier) }
+            if operation.kind.makesItem { identities.abandonFolder(operation.identifier) }
         }
         write(.finishOperation(operation, madeFolder: made))
         condition.broadcast()

@@ -378,6 +378,18 @@ final class Uploader: @unchecked Sendable {
 
     /// Makes a pending upload of the item end with this modification time (the server sets
     /// its own on upload). False when nothing is queued or in flight for it.
+    /// A chmod of a new file whose save is queued or being sent: its create carries it (or it
+    /// follows the create in flight). Nothing to do when none is: the next save carries it.
+    public func applyMode(_ mode: UInt16, to identifier: ItemIdentifier) {
+        condition.lock()
+        defer { condition.unlock() }
+        if saves.updateQueued(identifier, { $0.mode = mode }), let job = saves.queued[identifier] {
+            write(.updateSave(job, failure: nil))
+            return
+        }
+        _ = saves.setLateMode(mode, for: identifier)
+    }
+
     public func applyModified(_ modified: Timestamp, to identifier: ItemIdentifier) -> Bool {
         condition.lock()
         defer { condition.unlock() }

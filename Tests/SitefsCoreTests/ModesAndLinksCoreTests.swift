@@ -86,6 +86,8 @@ import Testing
                                                          flags: O_WRONLY | O_CREAT, context: world.harness.context)
         #expect(entry.attributes.mode == 0o100700)
         world.filesystem.release(entry.attributes.inode, handle: open.handle, flags: O_WRONLY)
+        #expect(world.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(world.backend.node(named: "run.sh", in: world.folder)?.mode == 0o700, "made on the server with its mode")
         let folder = try world.filesystem.makeDirectory(parent: world.folderInode, name: FileName("private"), mode: 0o700,
                                                         context: world.harness.context)
         #expect(folder.attributes.mode == 0o040700)
