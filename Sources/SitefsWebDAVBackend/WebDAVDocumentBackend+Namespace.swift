@@ -30,7 +30,9 @@ extension WebDAVDocumentBackend {
     /// replacing or not. A `mode` is set after any move (see `setMode`).
     public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         let (node, location) = try resolve(item)
-        guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not renamed here") }
+        // A chmod alone is no rename: a site (or a file at the root) may have its mode set.
+        let modeOnly = changes.name == nil && changes.parent == nil && changes.modified == nil && changes.mode != nil
+        guard location.parent != IdentityTable.root || modeOnly else { throw .forbidden("sites are the server's folders: not renamed here") }
         var targetParent = location.parent
         var targetComponents = Array(location.components.dropLast())
         if let parent = changes.parent {

@@ -24,6 +24,10 @@ import Testing
             // The setuid, setgid and sticky bits are permission bits too.
             _ = try world.laptop.update(file.identifier, ItemChanges(mode: 0o4710), baseVersion: nil)
             #expect(try world.item("Harbour Tower/Plans/level1.txt", world.desktop)?.mode == 0o4710)
+            // A site's (a folder of the server's, not renamed here, but chmod-able).
+            let site = try #require(try world.item("Harbour Tower", world.laptop))
+            #expect(try world.laptop.update(site.identifier, ItemChanges(mode: 0o750), baseVersion: nil).mode == 0o750)
+            #expect(try world.item("Harbour Tower", world.desktop)?.mode == 0o750)
             // A folder's.
             let plans = try #require(try world.item("Harbour Tower/Plans", world.laptop))
             _ = try world.laptop.update(plans.identifier, ItemChanges(mode: 0o700), baseVersion: nil)
