@@ -71,6 +71,15 @@ import Testing
             #expect(throws: ProviderError.self) {
                 try world.laptop.createSymlink(named: "level1.txt", in: plans.identifier, target: Array("t".utf8))
             }
+            // A folder made on the server since the listing: asked, not only looked up.
+            try world.server.makeFolder("Harbour Tower/Plans/Sub")
+            do {
+                _ = try world.laptop.createSymlink(named: "Sub", in: plans.identifier, target: Array("t".utf8))
+                Issue.record("a link took a folder's name")
+            } catch {
+                guard case ProviderError.nameTaken = error else { Issue.record("\(error)"); return }
+            }
+            #expect(!world.server.exists("Harbour Tower/Plans/Sub.rclonelink"))
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-link-\(UUID().uuidString)")
             try Data("x".utf8).write(to: scratch)
             defer { try? FileManager.default.removeItem(at: scratch) }
