@@ -61,13 +61,15 @@ extension WebDAVDocumentBackend {
                 touched.append(LockedTarget(node: replaced, location: target))
             }
             try move(location, to: target, replacing: changes.replaceExisting, touching: touched)
-            keptModes.move(from: location.components, to: target.components)
             // RFC 4918 §7.7: a lock stays with its URL, not with the resource that moved away.
             heldLocks.dropAll(node)
             if changes.replaceExisting, let replaced, replaced != node {
+                // The item that moved keeps its mode kept here (rename(2) replaces the other).
+                let mode = try table { try identities.keptMode(of: node) }
                 try table {
                     try identities.remove(node)
                     _ = try identities.node(for: .init(name: name, isCollection: location.isCollection), in: targetParent)
+                    try identities.keep(mode: mode, of: replaced)
                 }
                 result = replaced
             } else {
@@ -126,7 +128,6 @@ extension WebDAVDocumentBackend {
         default: throw WebDAVTransport.error(for: response, "DELETE \(location.components.last ?? "")")
         }
         heldLocks.dropAll(node)  // the lock went with the resource
-        keptModes.remove(at: location.components)
         try table { try identities.remove(node) }
     }
 }

@@ -5,7 +5,8 @@ import SitefsWebDAV
 /// Modes and link targets as dead properties (`SitefsDeadProperties`, set with PROPPATCH,
 /// RFC 4918 §9.2), where the server keeps them (Apache mod_dav_fs; WsgiDAV with a property
 /// manager); on a server that does not (nginx dav-ext), modes are kept in `KeptModes`, for
-/// this mount only, and a link's target is its file's content, as it always is.
+/// this mount only (with the item's identity: `IdentityTable.keep(mode:of:)`), and a link's
+/// target is its file's content, as it always is.
 extension WebDAVDocumentBackend {
     /// Sets `urn:sitefs:` properties on the item; true when the server kept them all, false
     /// when it keeps no dead properties (learnt once per mount, said once in the log, and not
@@ -72,27 +73,24 @@ extension WebDAVDocumentBackend {
         return refusal
     }
 
-    /// Sets the item's permission bits: on the server as `urn:sitefs:mode`, or in `KeptModes`
-    /// where the server keeps no properties.
+    /// Sets the item's permission bits: on the server as `urn:sitefs:mode`, or with the item's
+    /// identity where the server keeps no properties.
     func setMode(_ mode: UInt16, of node: IdentityTable.Node, at location: IdentityTable.Location) throws(ProviderError) {
         let bits = mode & ProviderItem.permissionBits
         guard let text = SitefsDeadProperties.text(ofMode: bits) else { return }  // masked: always within range
-        if try setDeadProperties([(SitefsDeadProperties.mode, text)], of: node, at: location) {
-            keptModes.remove(at: location.components)
-        } else {
-            keptModes.set(bits, at: location.components)
-        }
+        let kept = try setDeadProperties([(SitefsDeadProperties.mode, text)], of: node, at: location)
+        try table { try identities.keep(mode: kept ? nil : bits, of: node) }
     }
 
     /// An item as listed, with what the mount keeps for it: the mode kept here when the
     /// server gave none. Property text that did not read as its format is said in the log
     /// (once per mount) and otherwise ignored.
-    func shown(_ item: ProviderItem, at components: [String], _ facts: WebDAVItems.Facts) -> ProviderItem {
+    func shown(_ item: ProviderItem, named name: String, keptMode: UInt16?, _ facts: WebDAVItems.Facts) -> ProviderItem {
         if let first = facts.malformed.first {
             sayOnce("malformedproperty", "ignoring a urn:sitefs: property that does not read as its format "
-                    + "(first: \(first) on \(components.last.map { $0.debugDescription.prefix(80) } ?? "/"))")
+                    + "(first: \(first) on \(name.debugDescription.prefix(80)))")
         }
-        guard item.mode == nil, let kept = keptModes.mode(at: components) else { return item }
+        guard item.mode == nil, let kept = keptMode else { return item }
         var item = item
         item.mode = kept
         return item

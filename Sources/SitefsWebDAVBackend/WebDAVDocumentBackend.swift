@@ -30,10 +30,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let heldLocks = HeldLocks()
     let lockSightings = LockSightings()
     let lockSupportFound = Mutex<LockSupport?>(nil)
-    /// Whether the server keeps dead properties (nil until a PROPPATCH answered), and the
-    /// modes kept on this mount where it does not: see `WebDAVDocumentBackend+Properties`.
+    /// Whether the server keeps dead properties (nil until a PROPPATCH answered): see
+    /// `WebDAVDocumentBackend+Properties`. A leaf, like `said`.
     let propertiesKept = Mutex<Bool?>(nil)
-    let keptModes = KeptModes()
 
     public init(location: WebDAVLocation, credentials: any AuthorizationSource, identities: IdentityTable,
                 timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil, logger: Logger) {
@@ -90,7 +89,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
         observe(entry)
         let item = try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement, lock: shownLock(entry.properties.locks))
-        return (shown(item, at: location.components, facts), EntityTag.isWeak(entry.properties.etag))
+        return (shown(item, named: entry.name, keptMode: resolved.keptMode, facts), EntityTag.isWeak(entry.properties.etag))
     }
 
     // MARK: Listings
@@ -139,7 +138,8 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                                                           parent: identifier, keptModified: found.keptModified)
                     do throws(ProviderError) {
                         let item = shown(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement,
-                                                              lock: shownLock(entry.properties.locks)), at: entry.components, facts)
+                                                              lock: shownLock(entry.properties.locks)),
+                                         named: entry.name, keptMode: found.keptMode, facts)
                         if item.kind == .symlink { links.append(item) } else { items.append(item) }
                         observe(entry)
                     } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SitefsProvider
 import SitefsTestSupport
 import SitefsWebDAVBackend
@@ -6,7 +7,7 @@ import Testing
 
 /// chmod against real servers: kept as the dead property `urn:sitefs:mode` where the server
 /// keeps properties (a second mount reads it back, and it moves with the file), kept by the
-/// mount alone where it does not (said once in the log).
+/// mount alone, in its identity table, where it does not (said once in the log).
 @Suite struct WebDAVModeTests {
     typealias World = ModesAndLinksWorld
     typealias Server = ModesAndLinksServer
@@ -67,6 +68,34 @@ import Testing
             // Said once, however many modes are set.
             let said = world.laptopLog.messages.filter { $0.contains("this server keeps no properties; modes are kept on this mount only") }
             #expect(said.count == 1, "\(world.laptopLog.messages)")
+        }
+    }
+
+    /// Where the server keeps no properties, the mode is kept with the item's identity: a
+    /// remount with the same cache (identity table) still shows it, and a save by rename over
+    /// the file (`replaceExisting`) shows the moved file's mode.
+    @Test(arguments: Server.notKeeping)
+    func modesKeptByTheMountOutliveIt(_ kind: Server) throws {
+        try World.with(kind) { world in
+            let table = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-modes-\(UUID().uuidString).sqlite")
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: table.path + suffix) } }
+            let mount = { () throws -> WebDAVDocumentBackend in
+                WebDAVDocumentBackend(location: try #require(WebDAVLocation(world.server.collectionURL)),
+                                      credentials: FixedAuthorization(world.authorization),
+                                      identities: try IdentityTable(path: table.path), logger: Logger(label: "mount"))
+            }
+            do {
+                let first = try mount()
+                let file = try #require(try world.item("Harbour Tower/Plans/level1.txt", first))
+                _ = try first.update(file.identifier, ItemChanges(mode: 0o640), baseVersion: nil)
+                try world.server.writeFile("Harbour Tower/Plans/level1.txt.tmp", "saved\n")
+                let temporary = try #require(try world.item("Harbour Tower/Plans/level1.txt.tmp", first))
+                _ = try first.update(temporary.identifier, ItemChanges(mode: 0o600), baseVersion: nil)
+                let saved = try first.update(temporary.identifier, ItemChanges(name: "level1.txt", replaceExisting: true), baseVersion: nil)
+                #expect(saved.identifier == file.identifier && saved.mode == 0o600)
+            }
+            let second = try mount()
+            #expect(try world.item("Harbour Tower/Plans/level1.txt", second)?.mode == 0o600)
         }
     }
 
