@@ -4,9 +4,9 @@ import SitefsWebDAV
 
 /// Modes and link targets as dead properties (`SitefsDeadProperties`, set with PROPPATCH,
 /// RFC 4918 §9.2), where the server keeps them (Apache mod_dav_fs; WsgiDAV with a property
-/// manager); on a server that does not (nginx dav-ext), modes are kept in `KeptModes`, for
-/// this mount only (with the item's identity: `IdentityTable.keep(mode:of:)`), and a link's
-/// target is its file's content, as it always is.
+/// manager); on a server that does not (nginx dav-ext), modes are kept for this mount only,
+/// with the item's identity (`IdentityTable.keep(mode:of:)`), and a link's target is its
+/// file's content, as it always is.
 extension WebDAVDocumentBackend {
     /// Sets `urn:sitefs:` properties on the item; true when the server kept them all, false
     /// when it keeps no dead properties (learnt once per mount, said once in the log, and not
