@@ -30,6 +30,12 @@ public struct DAVProperties: Equatable, Sendable {
     /// `DAV:lockdiscovery`: the locks held on the resource (none when it is free, or the
     /// server does not lock).
     public var locks: [DAVActiveLock] = []
+    /// `urn:sitefs:mode`: permission bits sitefs set as a dead property (server text,
+    /// unchecked; `SitefsDeadProperties.mode(from:)` checks it).
+    public var mode: String?
+    /// `urn:sitefs:symlink-target`: a link's target, percent-encoded (unchecked; see
+    /// `SitefsDeadProperties.symlinkTarget(from:)`).
+    public var symlinkTarget: String?
 
     public init() {}
 }
@@ -38,6 +44,7 @@ public struct DAVProperties: Equatable, Sendable {
 enum DAVNamespace {
     static let dav = "DAV:"
     static let owncloud = "http://owncloud.org/ns"
+    static let sitefs = SitefsDeadProperties.namespace
 }
 
 /// The parser's state between libxml2's callbacks: the element path, the text of the
@@ -197,6 +204,8 @@ final class ParseState {
         case (DAVNamespace.dav, "getlastmodified"): propstat?.properties.lastModified = value.trimmed
         case (DAVNamespace.dav, "getetag"): propstat?.properties.etag = value.trimmed
         case (DAVNamespace.owncloud, "fileid"): propstat?.properties.fileID = value.trimmed
+        case (DAVNamespace.sitefs, SitefsDeadProperties.mode): propstat?.properties.mode = value.trimmed
+        case (DAVNamespace.sitefs, SitefsDeadProperties.symlinkTarget): propstat?.properties.symlinkTarget = value.trimmed
         default: break
         }
     }
@@ -221,6 +230,8 @@ extension DAVProperties {
         etag = other.etag ?? etag
         isCollection = isCollection || other.isCollection
         fileID = other.fileID ?? fileID
+        mode = other.mode ?? mode
+        symlinkTarget = other.symlinkTarget ?? symlinkTarget
         if !other.locks.isEmpty { locks = other.locks }
     }
 }

@@ -51,6 +51,10 @@ public final class IdentityTable: Sendable {
                 );
                 """)
         }
+        // A mode set on the mount where the server keeps no properties (see `keep(mode:of:)`).
+        migrator.registerMigration("v2-kept-mode") { db in
+            try db.execute(sql: "ALTER TABLE nodes ADD COLUMN kept_mode INTEGER")
+        }
         try migrator.migrate(queue)
     }
 
@@ -69,13 +73,16 @@ public final class IdentityTable: Sendable {
         }
     }
 
-    /// A sighting's number, and the modification time kept for its version (see `keep`).
+    /// A sighting's number, the modification time kept for its version (see `keep`), and
+    /// the mode kept for it (see `keep(mode:of:)`).
     public struct Resolved: Sendable, Equatable {
         public var node: Node
         public var keptModified: Int64?
-        public init(node: Node, keptModified: Int64?) {
+        public var keptMode: UInt16?
+        public init(node: Node, keptModified: Int64?, keptMode: UInt16? = nil) {
             self.node = node
             self.keptModified = keptModified
+            self.keptMode = keptMode
         }
     }
 
@@ -103,7 +110,7 @@ public final class IdentityTable: Sendable {
 
     private static func resolved(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
         let here = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT id, file_id, is_collection, kept_modified, kept_for_version FROM nodes WHERE parent = ? AND name = ?
+            SELECT id, file_id, is_collection, kept_modified, kept_for_version, kept_mode FROM nodes WHERE parent = ? AND name = ?
             """), arguments: [parent, sighting.name])
         if let here, sighting.fileID == nil || sighting.fileID == here["file_id"] {
             // Known, as it was: the common case.
@@ -112,7 +119,8 @@ public final class IdentityTable: Sendable {
                 try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])
             }
             let keptFor: String? = here["kept_for_version"]
-            return Resolved(node: node, keptModified: sighting.version != nil && keptFor == sighting.version ? here["kept_modified"] : nil)
+            return Resolved(node: node, keptModified: sighting.version != nil && keptFor == sighting.version ? here["kept_modified"] : nil,
+                            keptMode: Self.mode(here["kept_mode"]))
         }
         let node = try resolve(sighting, in: parent, here: here, db)
         try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])
@@ -120,7 +128,13 @@ public final class IdentityTable: Sendable {
             try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?"),
                                arguments: [node, version])
         }
-        return Resolved(node: node, keptModified: kept)
+        let mode = try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_mode FROM nodes WHERE id = ?"), arguments: [node])
+        return Resolved(node: node, keptModified: kept, keptMode: Self.mode(mode))
+    }
+
+    /// A stored mode, if it is one (the file is the mount's, but a value is checked all the same).
+    private static func mode(_ value: Int64?) -> UInt16? {
+        value.flatMap { (0...0o7777).contains($0) ? UInt16($0) : nil }
     }
 
     private static func resolve(_ sighting: Sighting, in parent: Node, here: Row?, _ db: Database) throws -> Node {
@@ -239,5 +253,22 @@ public final class IdentityTable: Sendable {
             try Int64.fetchOne(db, sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?",
                                arguments: [node, version])
         }
+    }
+
+    // MARK: Modes the server would not keep
+
+    /// Remembers (nil: forgets) the permission bits set on the mount for `node`, where the
+    /// server keeps no dead properties. Kept with the node, so a rename or move done here
+    /// carries it (and a folder's descendants theirs), a delete or a listing that no longer
+    /// shows the item drops it, and it outlives the mount with the table.
+    public func keep(mode: UInt16?, of node: Node) throws {
+        try queue.write { db in
+            try db.execute(sql: "UPDATE nodes SET kept_mode = ? WHERE id = ?", arguments: [mode.map { Int64($0) }, node])
+        }
+    }
+
+    /// The mode kept for `node`, if any.
+    public func keptMode(of node: Node) throws -> UInt16? {
+        try queue.read { db in Self.mode(try Int64.fetchOne(db, sql: "SELECT kept_mode FROM nodes WHERE id = ?", arguments: [node])) }
     }
 }

@@ -92,6 +92,9 @@ extension WebDAVDocumentBackend {
                            progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let (parentNode, parentLocation) = try resolve(parent)
         guard parentLocation.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+        // A name ending in `.rclonelink` would list as a link; a link of the name may exist.
+        try RcloneLinks.checkPlainName(name)
+        try checkNoLinkCollision(name, isLink: false, in: parentNode)
         let target = IdentityTable.Location(components: parentLocation.components + [name], isCollection: false,
                                             site: parentLocation.site, parent: parentNode)
         // Not every server honours If-None-Match on PUT (see README): asked first, so an

@@ -6,6 +6,7 @@ extension WebDAVDocumentBackend {
     public func createFolder(named name: String, in parent: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         let (parentNode, parentLocation) = try resolve(parent)
         guard parentLocation.isCollection else { throw .refused(status: 0, code: "not_a_folder", message: "not a collection") }
+        try checkNoLinkCollision(name, isLink: false, in: parentNode)
         let target = IdentityTable.Location(components: parentLocation.components + [name], isCollection: true,
                                             site: parentLocation.site, parent: parentNode)
         let response = try transport.send(HTTPRequest(method: .mkcol, path: target.pathForRequest(in: location)))
@@ -23,10 +24,15 @@ extension WebDAVDocumentBackend {
     /// here (WebDAV servers protect `getlastmodified`: Apache, nginx and WsgiDAV refuse a
     /// PROPPATCH of it). With `replaceExisting`, the item moves over what has the name, and
     /// the result keeps the replaced item's identity, as the project's API does: an editor's
-    /// save by rename stays the same document.
+    /// save by rename stays the same document. A link's file keeps its `.rclonelink` suffix
+    /// through a rename (`name` is the link's shown name); a rename onto the shown name of the
+    /// other kind (a link onto a plain `foo`, a plain item onto a link `foo`) is `.nameTaken`,
+    /// replacing or not. A `mode` is set after any move (see `setMode`).
     public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         let (node, location) = try resolve(item)
-        guard location.parent != IdentityTable.root else { throw .forbidden("sites are the server's folders: not renamed here") }
+        // A chmod alone is no rename: a site (or a file at the root) may have its mode set.
+        let modeOnly = changes.name == nil && changes.parent == nil && changes.modified == nil && changes.mode != nil
+        guard location.parent != IdentityTable.root || modeOnly else { throw .forbidden("sites are the server's folders: not renamed here") }
         var targetParent = location.parent
         var targetComponents = Array(location.components.dropLast())
         if let parent = changes.parent {
@@ -36,10 +42,15 @@ extension WebDAVDocumentBackend {
             targetParent = parentNode
             targetComponents = parentLocation.components
         }
-        let name = changes.name ?? location.components.last ?? ""
+        let current = location.components.last ?? ""
+        let name = try changes.name.map { name throws(ProviderError) in
+            try Self.serverName(for: name, current: current, isCollection: location.isCollection)
+        } ?? current
+        let isLink = !location.isCollection && RcloneLinks.linkName(ofFile: current) != nil
         var result = node
         var resultLocation = location
-        if targetParent != location.parent || !ItemName.same(name, location.components.last ?? "") {
+        if targetParent != location.parent || !ItemName.same(name, current) {
+            try checkNoLinkCollision(isLink ? RcloneLinks.linkName(ofFile: name) ?? name : name, isLink: isLink, in: targetParent)
             let target = IdentityTable.Location(components: targetComponents + [name], isCollection: location.isCollection,
                                                 site: location.site, parent: targetParent)
             let replaced = try table { try identities.existingNode(named: name, in: targetParent) }
@@ -53,9 +64,12 @@ extension WebDAVDocumentBackend {
             // RFC 4918 §7.7: a lock stays with its URL, not with the resource that moved away.
             heldLocks.dropAll(node)
             if changes.replaceExisting, let replaced, replaced != node {
+                // The item that moved keeps its mode kept here (rename(2) replaces the other).
+                let mode = try table { try identities.keptMode(of: node) }
                 try table {
                     try identities.remove(node)
                     _ = try identities.node(for: .init(name: name, isCollection: location.isCollection), in: targetParent)
+                    try identities.keep(mode: mode, of: replaced)
                 }
                 result = replaced
             } else {
@@ -63,6 +77,7 @@ extension WebDAVDocumentBackend {
             }
             resultLocation = target
         }
+        if let mode = changes.mode { try setMode(mode, of: result, at: resultLocation) }
         var fresh = try freshItem(result, at: resultLocation)
         if let modified = changes.modified {
             try table { try identities.keep(modified: modified.microseconds, of: result, version: fresh.version) }

@@ -30,6 +30,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let heldLocks = HeldLocks()
     let lockSightings = LockSightings()
     let lockSupportFound = Mutex<LockSupport?>(nil)
+    /// Whether the server keeps dead properties (nil until a PROPPATCH answered): see
+    /// `WebDAVDocumentBackend+Properties`. A leaf, like `said`.
+    let propertiesKept = Mutex<Bool?>(nil)
 
     public init(location: WebDAVLocation, credentials: any AuthorizationSource, identities: IdentityTable,
                 timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil, logger: Logger) {
@@ -86,7 +89,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
         observe(entry)
         let item = try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement, lock: shownLock(entry.properties.locks))
-        return (item, EntityTag.isWeak(entry.properties.etag))
+        return (shown(item, named: entry.name, keptMode: resolved.keptMode, facts), EntityTag.isWeak(entry.properties.etag))
     }
 
     // MARK: Listings
@@ -110,11 +113,15 @@ public final class WebDAVDocumentBackend: DocumentBackend {
 
     /// The producer of one listing (its own thread): the PROPFIND, identities in batches, the
     /// checked items into the stream; the children the server no longer has forgotten.
+    /// Links (`.rclonelink` files) are held back to the end, when the whole folder is known:
+    /// one that has the shown name of a plain file or folder there is left out (the plain
+    /// item wins, so a lookup of the name is the same whatever order the server lists in).
     private func produce(into stream: ListingStreams.Stream, folder: IdentityTable.Node, at location: IdentityTable.Location,
                          shownAs identifier: ItemIdentifier?) {
         var pending: [WebDAVEntry] = []
         var refused: [String] = []
         var seen = Set<IdentityTable.Node>()
+        var links: [ProviderItem] = []
         var failure: ProviderError?
         let flush = { [self] in
             guard failure == nil, !pending.isEmpty || !refused.isEmpty else { return }
@@ -130,8 +137,10 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                     let placement = WebDAVItems.Placement(node: found.node, site: identifier == nil ? found.node : location.site,
                                                           parent: identifier, keptModified: found.keptModified)
                     do throws(ProviderError) {
-                        items.append(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement,
-                                                          lock: shownLock(entry.properties.locks)))
+                        let item = shown(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement,
+                                                              lock: shownLock(entry.properties.locks)),
+                                         named: entry.name, keptMode: found.keptMode, facts)
+                        if item.kind == .symlink { links.append(item) } else { items.append(item) }
                         observe(entry)
                     } catch {
                         refused.append(error.description)
@@ -159,11 +168,27 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         if failure == nil {
             do throws(ProviderError) {
                 try table { try identities.prune(childrenOf: folder, keeping: seen) }
+                if !links.isEmpty { try deliverLinks(links, in: folder, into: stream) }
             } catch {
                 failure = error
             }
         }
         stream.finish(failure)
+    }
+
+    /// The links held back from a listing, less those whose shown name a plain item of the
+    /// folder has (the identity table holds exactly the folder's listing now).
+    private func deliverLinks(_ links: [ProviderItem], in folder: IdentityTable.Node, into stream: ListingStreams.Stream) throws(ProviderError) {
+        var shown: [ProviderItem] = []
+        var refused: [String] = []
+        for link in links {
+            if try table({ try identities.existingNode(named: link.name, in: folder) }) != nil {
+                refused.append("the link \(link.name.debugDescription.prefix(80)) (\(RcloneLinks.suffix) file) has the name of a file or folder there")
+            } else {
+                shown.append(link)
+            }
+        }
+        if !stream.deliver(shown, refused: refused) { throw .cancelled }
     }
 
     func sighting(of entry: WebDAVEntry, _ facts: WebDAVItems.Facts) -> IdentityTable.Sighting {

@@ -29,6 +29,12 @@ enum WebDAVItems {
         var seconds: Int64
         /// Its tag, else its size and time (see `EntityTag`).
         var version: String
+        /// The mode sitefs set (`urn:sitefs:mode`), when it reads as one.
+        var mode: UInt16?
+        /// A link's target as `urn:sitefs:symlink-target` carries it, when it decodes.
+        var target: [UInt8]?
+        /// Property text that was there but did not read as its format (for the log).
+        var malformed: [String] = []
 
         init(_ properties: DAVProperties) {
             size = properties.contentLength.flatMap { Int64($0.trimmingASCIIWhitespace) }.flatMap {
@@ -37,10 +43,21 @@ enum WebDAVItems {
             seconds = properties.lastModified.flatMap(HTTPDate.secondsSinceEpoch) ?? 0
             version = EntityTag.version(fromHeader: properties.etag)
                 ?? EntityTag.fallbackVersion(size: properties.isCollection ? 0 : size ?? 0, modifiedSeconds: seconds)
+            if let text = properties.mode {
+                mode = SitefsDeadProperties.mode(from: text)
+                if mode == nil { malformed.append("mode \(text.debugDescription.prefix(40))") }
+            }
+            if let text = properties.symlinkTarget {
+                target = SitefsDeadProperties.symlinkTarget(from: text)
+                if target == nil { malformed.append("symlink-target \(text.debugDescription.prefix(40))") }
+            }
         }
     }
 
-    /// `lock`: the lock shown on it (the backend reads it from `lockdiscovery`).
+    /// `lock`: the lock shown on it (the backend reads it from `lockdiscovery`). A file
+    /// `NAME.rclonelink` that can be a link (see `RcloneLinks`) is the symlink `NAME`; its
+    /// target is known when the `symlink-target` property agrees with the file's length
+    /// (another client rewriting the file leaves a stale property: it is not believed then).
     static func item(named name: String, _ properties: DAVProperties, _ facts: Facts,
                      at placement: Placement, lock: ProviderLock? = nil) throws(ProviderError) -> ProviderItem {
         if let violation = ItemName.violation(of: name) {
@@ -48,9 +65,10 @@ enum WebDAVItems {
         }
         // Directly under the mount URL, collections are sites and files are files of their own
         // (their own "site", so nothing moves into or out of one).
-        let kind: ProviderItem.Kind = properties.isCollection ? (placement.parent == nil ? .site : .folder) : .file
+        let linkName = properties.isCollection || placement.parent == nil ? nil : RcloneLinks.linkName(ofFile: name, size: facts.size)
+        let kind: ProviderItem.Kind = properties.isCollection ? (placement.parent == nil ? .site : .folder) : linkName == nil ? .file : .symlink
         var size: Int64 = 0
-        if kind == .file {
+        if kind == .file || kind == .symlink {
             guard let known = facts.size else {
                 throw .invalidResponse("\(name.debugDescription.prefix(80)) has no usable size: \((properties.contentLength ?? "none").prefix(40))")
             }
@@ -65,8 +83,9 @@ enum WebDAVItems {
         case .file: placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
         case .symlink: [.read, .rename, .delete]
         }
-        return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
+        let target = kind == .symlink ? facts.target.flatMap { Int64($0.count) == size ? $0 : nil } : nil
+        return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: linkName ?? name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
-                            version: facts.version, capabilities: capabilities, lock: lock)
+                            version: facts.version, capabilities: capabilities, lock: lock, mode: facts.mode, symlinkTarget: target)
     }
 }

@@ -11,10 +11,18 @@ public final class WsgiDAVServer: @unchecked Sendable {
     private let logFile: URL
 
     /// Starts WsgiDAV on an unused port and waits until it says it is serving; tries a few
-    /// ports, since another process may take the one picked before WsgiDAV binds it.
-    public init(root: URL) throws {
+    /// ports, since another process may take the one picked before WsgiDAV binds it. With
+    /// `propertyManager`, WsgiDAV keeps dead properties (PROPPATCH; in memory, for as long as
+    /// it runs: its `property_manager: true`); without, as by default, it refuses them (403).
+    public init(root: URL, propertyManager: Bool = false) throws {
         self.root = root
         logFile = root.deletingLastPathComponent().appendingPathComponent("wsgidav-\(UUID().uuidString).log")
+        var configuration: [String] = []
+        if propertyManager {
+            let file = root.deletingLastPathComponent().appendingPathComponent("wsgidav-\(UUID().uuidString).yaml")
+            try Data("property_manager: true\n".utf8).write(to: file)
+            configuration = ["--config", file.path]
+        }
         var lastError = ""
         for _ in 0..<3 {
             let port = try TestServer.unusedPort()
@@ -25,6 +33,7 @@ public final class WsgiDAVServer: @unchecked Sendable {
             // whether or not its scripts folder is on PATH.
             process.arguments = ["python3", "-c", "import sys; from wsgidav.server.server_cli import run; sys.argv[0] = 'wsgidav'; run()",
                                  "--host", "127.0.0.1", "--port", String(port), "--root", root.path, "--auth", "anonymous"]
+                + configuration
             let log = try FileHandle(forWritingTo: logFile)
             process.standardOutput = log
             process.standardError = log
