@@ -17,7 +17,7 @@ extension Item: JSONReadable {
     public init(json reader: inout JSONReader) throws(JSONReader.Error) {
         var id: String?, parentID: String?, siteID: String?, name: String?, kind: ItemKind?, size: Int64?
         var contentType: String?, createdAt: Timestamp?, modifiedAt: Timestamp?, createdBy: String?, modifiedBy: String?
-        var etag: String?, capabilities: [Capability]?, lock: ItemLock?
+        var etag: String?, capabilities: [Capability]?, lock: ItemLock?, mode: Int?, symlinkTarget: String?
         try reader.readObject { (reader: inout JSONReader, key: String) throws(JSONReader.Error) in
             switch key {
             case "id": id = try reader.readString()
@@ -43,6 +43,13 @@ extension Item: JSONReadable {
                 }
                 capabilities = list
             case "lock": lock = reader.readNull() ? nil : try ItemLock(json: &reader)
+            case "mode":
+                if !reader.readNull() {
+                    let value = try reader.readInt64()
+                    guard let exact = Int(exactly: value) else { throw reader.error("mode out of range") }
+                    mode = exact
+                }
+            case "symlink_target": symlinkTarget = reader.readNull() ? nil : try reader.readString()
             default: try reader.skipValue()
             }
         }
@@ -50,7 +57,7 @@ extension Item: JSONReadable {
               let etag, let capabilities else { throw reader.error("an item without one of its required keys") }
         self.init(id: id, parentID: parentID, siteID: siteID, name: name, kind: kind, size: size, contentType: contentType,
                   createdAt: createdAt, modifiedAt: modifiedAt, createdBy: createdBy, modifiedBy: modifiedBy, etag: etag,
-                  capabilities: capabilities, lock: lock)
+                  capabilities: capabilities, lock: lock, mode: mode, symlinkTarget: symlinkTarget)
     }
 
     static func timestamp(_ reader: inout JSONReader) throws(JSONReader.Error) -> Timestamp {

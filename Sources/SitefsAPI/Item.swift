@@ -1,6 +1,22 @@
-/// What an item is. Sites are the top-level containers a user is granted.
+/// What an item is. Sites are the top-level containers a user is granted. A symlink is a
+/// symbolic link: its `symlink_target` is all it holds (its content reads as the target);
+/// the server never follows it.
 public enum ItemKind: String, Codable, Sendable, CaseIterable {
-    case site, folder, file
+    case site, folder, file, symlink
+}
+
+/// The permission bits an item's `mode` may carry (rwx for owner, group and others, with
+/// setuid, setgid and sticky): 0...0o7777.
+public enum ItemMode {
+    public static let range: ClosedRange<Int> = 0...0o7777
+    /// The longest symbolic link target, in bytes (PATH_MAX less its NUL).
+    public static let maximumSymlinkTarget = 4095
+
+    /// Whether `target` may be a link's target: 1 to 4095 bytes of UTF-8, none of them NUL.
+    public static func isValidTarget(_ target: String) -> Bool {
+        let bytes = target.utf8.count
+        return bytes >= 1 && bytes <= maximumSymlinkTarget && !target.utf8.contains(0)
+    }
 }
 
 /// What the caller may do with an item (File Provider capabilities). The client maps these
@@ -31,11 +47,18 @@ public struct Item: Codable, Sendable, Equatable {
     /// The live lock for editing on a file; nil when there is none (always for folders and
     /// sites). A lock is no version: taking or releasing one leaves `etag` alone.
     public var lock: ItemLock?
+    /// Permission bits kept with the item (`chmod`), within `ItemMode.range`; nil when none
+    /// were ever set (clients show 0644 for files, 0755 for folders). A mode is no version:
+    /// setting one leaves `etag` alone.
+    public var mode: Int?
+    /// A symlink's target (kind `symlink` only), exactly as it was made.
+    public var symlinkTarget: String?
 
     public init(
         id: String, parentID: String?, siteID: String, name: String, kind: ItemKind, size: Int64,
         contentType: String?, createdAt: Timestamp, modifiedAt: Timestamp, createdBy: String,
-        modifiedBy: String, etag: String, capabilities: [Capability], lock: ItemLock? = nil
+        modifiedBy: String, etag: String, capabilities: [Capability], lock: ItemLock? = nil,
+        mode: Int? = nil, symlinkTarget: String? = nil
     ) {
         self.id = id
         self.parentID = parentID
@@ -51,10 +74,13 @@ public struct Item: Codable, Sendable, Equatable {
         self.etag = etag
         self.capabilities = capabilities
         self.lock = lock
+        self.mode = mode
+        self.symlinkTarget = symlinkTarget
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, name, kind, size, etag, capabilities, lock
+        case id, name, kind, size, etag, capabilities, lock, mode
+        case symlinkTarget = "symlink_target"
         case parentID = "parent_id"
         case siteID = "site_id"
         case contentType = "content_type"
@@ -82,6 +108,9 @@ public struct Item: Codable, Sendable, Equatable {
         capabilities = try c.decode([String].self, forKey: .capabilities).compactMap(Capability.init(rawValue:))
         // Absent (a server from before locks) or null: no lock.
         lock = try c.decodeIfPresent(ItemLock.self, forKey: .lock)
+        // Absent (a server from before modes and links) or null: none.
+        mode = try c.decodeIfPresent(Int.self, forKey: .mode)
+        symlinkTarget = try c.decodeIfPresent(String.self, forKey: .symlinkTarget)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -100,5 +129,7 @@ public struct Item: Codable, Sendable, Equatable {
         try c.encode(etag, forKey: .etag)
         try c.encode(capabilities, forKey: .capabilities)
         try c.encode(lock, forKey: .lock)  // explicit null: no lock
+        try c.encode(mode, forKey: .mode)  // explicit null: none set
+        try c.encode(symlinkTarget, forKey: .symlinkTarget)  // explicit null but for links
     }
 }

@@ -130,30 +130,48 @@ public struct SessionGrant: Codable, Sendable {
 /// `POST /v1/items/{parent}/children` JSON body (folders).
 public struct NewFolder: Codable, Sendable {
     public var name: String
+    /// `folder`, or `symlink` with `symlink_target`.
     public var kind: ItemKind
+    public var symlinkTarget: String?
     public init(name: String) {
         self.name = name
         self.kind = .folder
     }
+
+    /// A symbolic link `name` pointing at `target`.
+    public init(name: String, symlinkTarget target: String) {
+        self.name = name
+        self.kind = .symlink
+        self.symlinkTarget = target
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, kind
+        case symlinkTarget = "symlink_target"
+    }
 }
 
-/// `PATCH /v1/items/{id}` body: rename, move within a site, set mtime.
+/// `PATCH /v1/items/{id}` body: rename, move within a site, set mtime, set the mode.
 public struct ItemPatch: Codable, Sendable, Equatable {
     public var name: String?
     public var parentID: String?
     public var modifiedAt: Timestamp?
     /// Atomically replace an existing file at the destination (rename-over).
     public var replace: Bool?
+    /// New permission bits (`ItemMode.range`).
+    public var mode: Int?
 
-    public init(name: String? = nil, parentID: String? = nil, modifiedAt: Timestamp? = nil, replace: Bool? = nil) {
+    public init(name: String? = nil, parentID: String? = nil, modifiedAt: Timestamp? = nil, replace: Bool? = nil,
+                mode: Int? = nil) {
         self.name = name
         self.parentID = parentID
         self.modifiedAt = modifiedAt
         self.replace = replace
+        self.mode = mode
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, replace
+        case name, replace, mode
         case parentID = "parent_id"
         case modifiedAt = "modified_at"
     }

@@ -86,6 +86,16 @@ public final class HTTPDocumentBackend: DocumentBackend {
         return try checked(try json(Item.self, .post, Self.itemPath(parent, "children"), body: .bytes(body), json: true), parent: parent)
     }
 
+    /// A link's target travels as JSON text: one that is not UTF-8 cannot reach this server
+    /// (EINVAL on the mount, which says so in its log).
+    public func createSymlink(named name: String, in parent: ItemIdentifier, target: [UInt8]) throws(ProviderError) -> ProviderItem {
+        guard ProviderItem.isValidSymlinkTarget(target), let text = String(validating: target, as: UTF8.self) else {
+            throw .refused(status: 400, code: "invalid_target", message: "a link's target must be 1 to 4095 bytes of UTF-8 here")
+        }
+        let body = try Self.encode(NewFolder(name: name, symlinkTarget: text))
+        return try checked(try json(Item.self, .post, Self.itemPath(parent, "children"), body: .bytes(body), json: true), parent: parent)
+    }
+
     public func createFile(named name: String, in parent: ItemIdentifier, contentsOf path: String, modified: Timestamp?,
                            progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
         let target = Self.itemPath(parent, "children") + Self.query(["name": name, "modified_at": modified?.rfc3339])
@@ -111,7 +121,8 @@ public final class HTTPDocumentBackend: DocumentBackend {
     public func update(_ item: ItemIdentifier, _ changes: ItemChanges, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         if let parent = changes.parent, parent.site != item.site { throw .crossSite }
         let patch = ItemPatch(name: changes.name, parentID: changes.parent?.id, modifiedAt: changes.modified,
-                              replace: changes.replaceExisting ? true : nil)
+                              replace: changes.replaceExisting ? true : nil,
+                              mode: changes.mode.map { Int($0 & ProviderItem.permissionBits) })
         // A rename-over may replace a file this backend locked, whose id it does not know here.
         let held = heldLocks.held(item)
         let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? [])

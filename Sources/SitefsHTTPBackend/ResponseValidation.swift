@@ -35,11 +35,30 @@ enum ResponseValidation {
         case .site:
             guard item.parentID == nil, item.id == item.siteID else { throw .invalidResponse("site \(item.id) has a parent") }
             kind = .site
-        case .folder, .file:
+        case .folder, .file, .symlink:
             guard let parent = item.parentID, !parent.isEmpty, parent != item.id else {
                 throw .invalidResponse("\(item.kind.rawValue) \(item.id) has no parent")
             }
-            kind = item.kind == .folder ? .folder : .file
+            kind = switch item.kind {
+            case .folder: .folder
+            case .symlink: .symlink
+            default: .file
+            }
+        }
+        var mode: UInt16?
+        if let wire = item.mode {
+            guard ItemMode.range.contains(wire) else { throw .invalidResponse("item \(item.id) has an impossible mode \(wire)") }
+            mode = UInt16(wire)
+        }
+        var target: [UInt8]?
+        if kind == .symlink {
+            guard let wire = item.symlinkTarget, ProviderItem.isValidSymlinkTarget(Array(wire.utf8)) else {
+                throw .invalidResponse("link \(item.id) has no usable target")
+            }
+            guard item.size == Int64(wire.utf8.count) else {
+                throw .invalidResponse("link \(item.id) says its target has \(item.size) bytes, not \(wire.utf8.count)")
+            }
+            target = Array(wire.utf8)
         }
         let identifier = ItemIdentifier(site: item.siteID, id: item.id)
         var lock: ProviderLock?
@@ -55,7 +74,7 @@ enum ResponseValidation {
             parent: item.parentID.map { ItemIdentifier(site: item.siteID, id: $0) },
             name: item.name, kind: kind, size: item.size, created: item.createdAt, modified: item.modifiedAt,
             createdBy: item.createdBy, modifiedBy: item.modifiedBy, version: item.etag, capabilities: Capabilities(item.capabilities),
-            lock: lock)
+            lock: lock, mode: mode, symlinkTarget: target)
     }
 
     /// Longest lock id, holder, holder name, device or application accepted, in bytes (the

@@ -88,7 +88,7 @@ import Testing
             replaced("Plan.odt", #"Pl\ud800an"#),
             replaced("Plan.odt", #"Pl\ud800\u0041an"#),
             replaced("Plan.odt", #"Pl\udc00an"#),
-            replaced(#""kind":"file""#, #""kind":"symlink""#),
+            replaced(#""kind":"file""#, #""kind":"junction""#),
             replaced("2026-11-01T10:00:00Z", "Nov 1"),
             replaced(#""etag":"abc","#, ""),
             replaced(#""capabilities":["read","write","rename","delete","teleport"]"#, #""capabilities":"read""#),

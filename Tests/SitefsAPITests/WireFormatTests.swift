@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func malformedItemsFailToDecode() {
-        for broken in [#"{"id":"1"}"#, Self.itemJSON.replacingOccurrences(of: #""kind":"file""#, with: #""kind":"symlink""#),
+        for broken in [#"{"id":"1"}"#, Self.itemJSON.replacingOccurrences(of: #""kind":"file""#, with: #""kind":"junction""#),
                        Self.itemJSON.replacingOccurrences(of: #""size":1234"#, with: #""size":"big""#),
                        Self.itemJSON.replacingOccurrences(of: "2026-11-01T10:00:00Z", with: "Nov 1")] {
             #expect(throws: DecodingError.self) { try JSONDecoder().decode(Item.self, from: Data(broken.utf8)) }

@@ -27,7 +27,8 @@ struct ItemRoutes {
         return JSONBody.response(page)
     }
 
-    /// Creates a folder (JSON body) or a file (`?name=` and the bytes as the body).
+    /// Creates a folder or a symbolic link (JSON body) or a file (`?name=` and the bytes as
+    /// the body).
     func create(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let parent = try context.parameters.require("id")
         let caller = try context.requireCaller()
@@ -51,11 +52,17 @@ struct ItemRoutes {
                                                   modifiedAt: modifiedAt)
             thumbnails.prepare(item, by: caller)
         } else {
-            let folder = try await JSONBody.decode(NewFolder.self, from: request, context: context)
-            guard folder.kind == .folder else {
-                throw APIError.badRequest("JSON creates folders only; send a file's bytes with ?name=", code: "bad_kind")
+            let new = try await JSONBody.decode(NewFolder.self, from: request, context: context)
+            switch (new.kind, new.symlinkTarget) {
+            case (.folder, nil):
+                item = try await documents.createFolder(named: new.name, in: parent, by: caller)
+            case (.symlink, let target?):
+                item = try await documents.createSymlink(named: new.name, in: parent, target: target, by: caller)
+            case (.symlink, nil):
+                throw APIError.badRequest("a symlink needs its symlink_target", code: "invalid_target")
+            default:
+                throw APIError.badRequest("JSON creates folders and symlinks only; send a file's bytes with ?name=", code: "bad_kind")
             }
-            item = try await documents.createFolder(named: folder.name, in: parent, by: caller)
         }
         return JSONBody.response(item, status: .created, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
     }

@@ -32,6 +32,7 @@ enum SiteAccess: Sendable {
         case (.readWrite, .site): return [.read, .addChildren]
         case (.readWrite, .folder): return [.read, .rename, .delete, .addChildren]
         case (.readWrite, .file): return [.read, .write, .rename, .delete]
+        case (.readWrite, .symlink): return [.read, .rename, .delete]
         }
     }
 

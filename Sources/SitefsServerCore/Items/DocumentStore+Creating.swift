@@ -13,6 +13,31 @@ extension DocumentStore {
         }
     }
 
+    /// Creates a symbolic link to `target` (1 to 4095 bytes of UTF-8, no NUL; kept exactly,
+    /// never followed). Its content, a blob like a file's, is the target, so a client that
+    /// lists links without targets reads them as it reads files.
+    public func createSymlink(named name: String, in parentID: String, target: String, by caller: Caller) async throws -> Item {
+        try validate(name)
+        guard ItemMode.isValidTarget(target) else {
+            throw APIError.badRequest("a link's target is 1 to \(ItemMode.maximumSymlinkTarget) bytes with no NUL",
+                                      code: "invalid_target")
+        }
+        let blob = try blobs.store(bytes: Array(target.utf8))
+        do {
+            return try await metadata.write { db in
+                let parent = try writableContainer(parentID, for: caller, in: db)
+                return try Mutation.insert(
+                    .init(siteID: parent.row.siteID, parentID: parent.row.id, name: name, kind: .symlink, size: blob.size,
+                          blob: blob.name, etag: blob.name, symlinkTarget: target),
+                    by: caller, in: db
+                ).item(access: parent.access, ids: ids)
+            }
+        } catch {
+            blobs.remove([blob.name])
+            throw error
+        }
+    }
+
     /// Creates a file from a streamed body. The name is checked before any byte is read so
     /// a doomed upload fails at once; the body then goes to disk, and the item appears in
     /// one transaction once all of it is there.

@@ -69,7 +69,10 @@ extension DocumentStore {
     public func content(of id: String, version: String?, for caller: Caller) async throws -> ContentLocation {
         try await metadata.read { db in
             let file = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds)
-            guard file.row.kind == .file else { throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file") }
+            // A link's content is its target.
+            guard file.row.kind == .file || file.row.kind == .symlink else {
+                throw APIError.badRequest("'\(file.row.name)' is a folder", code: "not_a_file")
+            }
             let contentType = file.row.contentType ?? "application/octet-stream"
             guard let version, version != file.row.etag else {
                 guard let blob = file.row.blob else { throw StoreFailure("file \(file.row.id) has no content") }

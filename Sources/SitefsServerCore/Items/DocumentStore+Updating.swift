@@ -34,19 +34,25 @@ extension DocumentStore {
         }
     }
 
-    /// Renames, moves within the site, sets the modification time, or replaces an existing
+    /// Renames, moves within the site, sets the modification time or the mode, or replaces an existing
     /// file at the destination (`replace`: the *destination's* id survives and gains the
     /// moved file's content as its newest version, so a document saved by "write a temp file
     /// and rename it over the original" keeps its id and history).
     ///
     /// A lock for editing on the item, or on the file a `replace` would replace, lets the
-    /// change through only with its token among `locks` (else 423).
+    /// change through only with its token among `locks` (else 423); a mode alone is no edit
+    /// of the document and needs none (the lock keeps others from changing its content,
+    /// name and place).
     public func update(_ id: String, with patch: ItemPatch, condition: VersionCondition?, by caller: Caller,
                        locks: LockTokens = .none) async throws -> Item {
         if let name = patch.name { try validate(name) }
-        guard patch.name != nil || patch.parentID != nil || patch.modifiedAt != nil else {
-            throw APIError.badRequest("nothing to change: give name, parent_id or modified_at", code: "empty_patch")
+        if let mode = patch.mode, !ItemMode.range.contains(mode) {
+            throw APIError.badRequest("mode is permission bits, 0 to 4095 (0o7777)", code: "invalid_mode")
         }
+        guard patch.name != nil || patch.parentID != nil || patch.modifiedAt != nil || patch.mode != nil else {
+            throw APIError.badRequest("nothing to change: give name, parent_id, modified_at or mode", code: "empty_patch")
+        }
+        let onlyMode = patch.name == nil && patch.parentID == nil && patch.modifiedAt == nil
         let (item, orphanedBlobs) = try await metadata.write { db -> (Item, [String]) in
             let now = clock().microseconds
             let source = try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now)
@@ -57,7 +63,7 @@ extension DocumentStore {
             let destination = try patch.parentID.map { try destinationFolder($0, moving: source, for: caller, in: db) }
                 ?? source.row.parentID!
             try VersionCondition.check(condition, source)
-            try locks.requireOpen(source.row)
+            if !onlyMode { try locks.requireOpen(source.row) }
 
             let name = patch.name ?? source.row.name
             let moved = destination != source.row.parentID
@@ -67,11 +73,13 @@ extension DocumentStore {
                     throw APIError.conflict("an item named '\(name)' already exists in the destination folder")
                 }
                 if let lock = occupant.lock, !locks.opens(lock) { throw APIError.locked(lock.api, what: occupant.name) }
-                return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, by: caller, in: db, at: now)
+                return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, mode: patch.mode, by: caller,
+                                   in: db, at: now)
             }
             try db.execute(
-                sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, etag = ? WHERE id = ?",
+                sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, mode = ?, etag = ? WHERE id = ?",
                 arguments: [name, destination, patch.modifiedAt?.microseconds ?? source.row.modifiedAt,
+                            patch.mode.map { Int64($0) } ?? source.row.mode,
                             // A folder's etag tracks its own metadata; a file's only its content, so
                             // an upload based on a version survives a rename of the file.
                             source.row.kind == .folder && (moved || !ItemName.same(name, source.row.name)) ? BlobStore.newName() : source.row.etag,
@@ -107,16 +115,19 @@ extension DocumentStore {
     /// Rename-over: `target` takes `source`'s current content as a new version; `source`
     /// goes away. Returns the surviving item and blobs no longer referenced.
     private func replace(
-        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, by caller: Caller, in db: any SQLTransaction,
-        at now: Int64
+        _ target: ItemRow, with source: VisibleItem, modifiedAt: Timestamp?, mode: Int?, by caller: Caller,
+        in db: any SQLTransaction, at now: Int64
     ) throws -> (Item, [String]) {
         guard source.row.kind == .file, target.kind == .file, let blob = source.row.blob else {
             throw APIError.conflict("only a file can replace a file", code: "not_replaceable")
         }
         let when = modifiedAt?.microseconds ?? source.row.modifiedAt
+        // The moved file's mode comes with its content (what a program renaming a temp file
+        // over the original set on it).
         try db.execute(
-            sql: "UPDATE items SET size = ?, etag = ?, blob = ?, modified_at = ?, modified_by = ? WHERE id = ?",
-            arguments: [source.row.size, source.row.etag, blob, when, caller.name, target.id])
+            sql: "UPDATE items SET size = ?, etag = ?, blob = ?, modified_at = ?, modified_by = ?, mode = ? WHERE id = ?",
+            arguments: [source.row.size, source.row.etag, blob, when, caller.name,
+                        mode.map { Int64($0) } ?? source.row.mode ?? target.mode, target.id])
         try db.execute(
             sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])

@@ -64,6 +64,7 @@ enum Mutation {
         var blob: String? = nil
         var etag: String = BlobStore.newName()
         var modifiedAt: Int64? = nil
+        var symlinkTarget: String? = nil
     }
 
     /// Inserts an item (and its first version, for files) and records it in the feed.
@@ -75,11 +76,13 @@ enum Mutation {
         guard let id = try db.int(
             sql: """
                 INSERT INTO items (site_id, parent_id, name, kind, size, content_type, created_at, modified_at,
-                                   created_by, modified_by, etag, blob)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                                   created_by, modified_by, etag, blob, symlink_target)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
-            arguments: [new.siteID ?? 0, new.parentID, new.name, new.kind.rawValue, new.size, new.contentType,
-                        now, new.modifiedAt ?? now, caller.name, caller.name, new.etag, new.blob])
+            // A link is stored as a file row with its target (see `SQLiteSchema` v4).
+            arguments: [new.siteID ?? 0, new.parentID, new.name, new.kind == .symlink ? ItemKind.file.rawValue : new.kind.rawValue,
+                        new.size, new.contentType, now, new.modifiedAt ?? now, caller.name, caller.name, new.etag, new.blob,
+                        new.symlinkTarget])
         else { throw StoreFailure("the new item got no id") }
         let siteID = new.siteID ?? id
         if new.siteID == nil {

@@ -17,6 +17,10 @@ struct ItemRow: Sendable {
     var etag: String
     var blob: String?
     var listSeq: Int64
+    /// Permission bits set with `chmod`; nil when never set.
+    var mode: Int64?
+    /// A symbolic link's target; such a row reads as kind `symlink` (see `SQLiteSchema` v4).
+    var symlinkTarget: String?
     /// The live lock (`expires_at` after the time the row was read at); nil when there is
     /// none, or the row was read without the join (sites).
     var lock: LockRow?
@@ -29,7 +33,9 @@ struct ItemRow: Sendable {
         guard let kind = ItemKind(rawValue: try row.text("kind")) else {
             throw StoreFailure("item \(id) has an unknown kind")
         }
-        self.kind = kind
+        symlinkTarget = try row.optionalText("symlink_target")
+        self.kind = symlinkTarget != nil && kind == .file ? .symlink : kind
+        mode = try row.optionalInt("mode")
         size = try row.int("size")
         contentType = try row.optionalText("content_type")
         createdAt = try row.int("created_at")
@@ -42,7 +48,7 @@ struct ItemRow: Sendable {
         lock = try LockRow(joined: row)
     }
 
-    var isContainer: Bool { kind != .file }
+    var isContainer: Bool { kind == .site || kind == .folder }
 
     /// The API's view of this row for a caller with the given access to its site.
     func item(access: SiteAccess, ids: ItemIDCodec) -> Item {
@@ -52,7 +58,8 @@ struct ItemRow: Sendable {
             createdAt: Timestamp(microsecondsSinceEpoch: createdAt),
             modifiedAt: Timestamp(microsecondsSinceEpoch: modifiedAt),
             createdBy: createdBy, modifiedBy: modifiedBy, etag: etag,
-            capabilities: access.capabilities(for: kind), lock: lock?.api)
+            capabilities: access.capabilities(for: kind), lock: lock?.api,
+            mode: mode.flatMap { ItemMode.range.contains(Int($0)) ? Int($0) : nil }, symlinkTarget: symlinkTarget)
     }
 
     /// Items matching `condition` (a `WHERE` clause over `items`, columns qualified, with

@@ -99,6 +99,11 @@ enum PostgresSchema {
             """,
             "CREATE INDEX locks_by_expiry ON locks(expires_at)",
         ]),
+        ("v4", [
+            // Modes and symbolic links, stored as on SQLite (see `SQLiteSchema` v4).
+            "ALTER TABLE items ADD COLUMN mode BIGINT",
+            "ALTER TABLE items ADD COLUMN symlink_target TEXT",
+        ]),
     ]
 
     /// Applies what `schema_migrations` lacks, in one transaction that holds the write lock,

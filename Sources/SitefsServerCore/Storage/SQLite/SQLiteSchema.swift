@@ -95,6 +95,15 @@ enum SQLiteSchema {
                 CREATE INDEX locks_by_expiry ON locks(expires_at);
                 """)
         }
+        migrator.registerMigration("v4") { db in
+            // Modes (`chmod`) and symbolic links. A link is a row of kind 'file' with its
+            // target here (v1's CHECK on `kind` cannot change without rebuilding `items`);
+            // `ItemRow` reads such a row as kind `symlink`. Its content blob holds the target.
+            try db.execute(sql: """
+                ALTER TABLE items ADD COLUMN mode INTEGER;
+                ALTER TABLE items ADD COLUMN symlink_target TEXT;
+                """)
+        }
         return migrator
     }
 }
