@@ -58,9 +58,17 @@ final class LocalTimes: Sendable {
         table.withLock { Self.update(&$0, identifier) { $0.access = time; $0.change = now } }
     }
 
-    /// A modification time was set here (utimensat): its nanoseconds are kept.
+    /// A modification time was set here (utimensat): its nanoseconds are kept, and it
+    /// replaces a folder's time from entries changed before (`rsync -a` sets a folder's time
+    /// after filling it).
     func setModification(_ identifier: ItemIdentifier, to time: TimeSpec, now: TimeSpec) {
-        table.withLock { Self.update(&$0, identifier) { $0.exactModification = time; $0.change = now } }
+        table.withLock {
+            Self.update(&$0, identifier) {
+                $0.exactModification = time
+                $0.modification = nil
+                $0.change = now
+            }
+        }
     }
 
     /// The item's metadata changed here (chmod, rename, times set): its ctime is `now`.

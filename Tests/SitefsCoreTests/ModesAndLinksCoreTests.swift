@@ -168,5 +168,10 @@ import Testing
         let folderAfter = try world.filesystem.attributes(of: world.folderInode, handle: nil, context: world.harness.context).attributes
         #expect(folderAfter.modificationTime.seconds >= folderBefore.modificationTime.seconds)
         #expect(folderAfter.modificationTime != folderBefore.modificationTime, "a rename inside changes the folder")
+        // A time set on the folder afterwards (rsync -a) is what it shows.
+        let folderTime = TimeSpec(seconds: 1_500_000_000, nanoseconds: 0)
+        let setFolder = try world.filesystem.setAttributes(of: world.folderInode, AttributeChanges(modificationTime: .at(folderTime)),
+                                                           handle: nil, context: world.harness.context).attributes
+        #expect(setFolder.modificationTime == folderTime)
     }
 }
