@@ -46,7 +46,8 @@ final class ShellToolsBench: @unchecked Sendable {
 
     func tearDown() { mount.tearDown() }
 
-    /// `sh -c script` in `folder`, `set -e` and `-x` (stderr shows the step that failed).
+    /// `sh -c script` in `folder`, `set -e` and `-x` (stderr shows the step that failed): one
+    /// command a line, as `set -e` does not stop at a failure on the left of `&&`.
     @discardableResult
     func shell(_ script: String, in folder: URL, timeout: TimeInterval = 120) throws -> ProcessOutcome {
         try run(URL(fileURLWithPath: "/bin/sh"), ["-exc", script], timeout: timeout, environment: environment,
