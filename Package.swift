@@ -195,8 +195,9 @@ let package = Package(
         .testTarget(
             name: "SitefsMountTests",
             dependencies: ["SitefsTestSupport", "SitefsAPI", "SitefsClientCLI", "SitefsServerCLI", "SitefsDemoContent"],
-            // Programs the tests run beside sitefs (a desktop-notification listener), found by path.
-            exclude: ["Support"]
+            // Programs the tests run beside sitefs (a desktop-notification listener) and projects
+            // they build on a mount (Fixtures), found by path.
+            exclude: ["Support", "Fixtures"]
         ),
         .testTarget(
             name: "SitefsCoreTests",
