@@ -242,8 +242,13 @@ final class ChangeFeedPoller: @unchecked Sendable {
         if let moved, let parent = table.existingInode(for: moved.parent) {
             invalidations.entries.append((parent, moved.name))
         }
-        if previous == nil, let parent = item.parent.flatMap(table.existingInode(for:)) {
-            invalidations.entries.append((parent, item.name))  // a negative entry may be cached
+        // New here: a negative entry for its name may be cached. Not for an item the kernel
+        // already has an inode for (its cache forgotten, or just made here): its entry is
+        // right, and dropping a folder's entry unhashes it under every process whose working
+        // directory it is (getcwd then fails with ENOENT: `cd new-folder && git init`).
+        if previous == nil, table.existingInode(for: item.identifier) == nil,
+           let parent = item.parent.flatMap(table.existingInode(for:)) {
+            invalidations.entries.append((parent, item.name))
         }
         if let inode = table.existingInode(for: item.identifier), previous != item {
             invalidations.inodes.append((inode, previous?.version != item.version))
