@@ -107,6 +107,7 @@ extension SitefsFilesystem {
         copy.dirty = true
         copy.condition.unlock()
         localTimes.entriesChanged(folder.identifier, now: Self.now())
+        recordMaker(of: inodes.inode(for: item.identifier), context: context)
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
         return (entry, OpenReply(handle: handles.add(.local(copy, writable: true)), writesBypassCache: OpenReply.isWriteOnly(flags)))
@@ -571,7 +572,7 @@ extension SitefsFilesystem {
         var item = try currentItem(identifier, openThrough: handle)
         let now = Self.now()
         if changes.uid != nil || changes.gid != nil {
-            try changeOwner(of: item, uid: changes.uid, gid: changes.gid)
+            try changeOwner(of: inode, uid: changes.uid, gid: changes.gid, context: context)
             localTimes.changed(identifier, now: now)
         }
         if let mode = changes.mode {

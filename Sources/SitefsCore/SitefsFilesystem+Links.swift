@@ -37,6 +37,7 @@ extension SitefsFilesystem {
         if item.symlinkTarget == nil { item.symlinkTarget = target }  // what was asked is what it holds
         cache.upsert(item)
         localTimes.entriesChanged(folder.identifier, now: Self.now())
+        recordMaker(of: inodes.inode(for: item.identifier), context: context)
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
         return entry

@@ -11,20 +11,32 @@ import SystemPackage
 /// change them (`default_permissions`: the owner, or CAP_FOWNER); here only the grant is
 /// checked: an item the grant does not let this user change keeps its mode (EPERM).
 ///
-/// Ownership is the mount's: every item shows the mounting user's uid and gid, as a
-/// document server has no owners to keep. A chown that changes nothing succeeds; one to
-/// another owner is EPERM, which the kernel already answers every caller but root.
+/// Ownership is the mount's: a document server keeps no owners, so every item shows the
+/// mounting user's uid and gid, except what this mount keeps while it runs
+/// (`LocalOwners`): an owner root gave with chown, and the maker of an item another user
+/// made through `--allow-other`. The kernel lets only root give a file away (EPERM for
+/// everyone else, before the request reaches the mount), so a chown that arrives from
+/// anyone else changes nothing or is refused here too.
 extension SitefsFilesystem {
-    func changeOwner(of item: ProviderItem, uid: UInt32?, gid: UInt32?) throws(Errno) {
+    func changeOwner(of inode: InodeNumber, uid: UInt32?, gid: UInt32?, context: RequestContext) throws(Errno) {
         let noChange = UInt32.max  // chown's -1
-        if let uid, uid != noChange, uid != configuration.uid {
-            logger.debug("chown \(item.name) to uid \(uid): ownership is the mount's (uid \(configuration.uid))")
+        let current = localOwners.owner(of: inode) ?? LocalOwners.Owner(uid: configuration.uid, gid: configuration.gid)
+        var owner = current
+        if let uid, uid != noChange { owner.uid = uid }
+        if let gid, gid != noChange { owner.gid = gid }
+        guard owner != current else { return }
+        guard context.uid == 0 else {
+            logger.debug("chown of inode \(inode) by uid \(context.uid): only root gives files away")
             throw .notPermitted
         }
-        if let gid, gid != noChange, gid != configuration.gid {
-            logger.debug("chgrp \(item.name) to gid \(gid): ownership is the mount's (gid \(configuration.gid))")
-            throw .notPermitted
-        }
+        localOwners.set(owner, of: inode)
+    }
+
+    /// An item made by another user than the mounting one (through `--allow-other`) is
+    /// theirs on this mount.
+    func recordMaker(of inode: InodeNumber, context: RequestContext) {
+        guard context.uid != configuration.uid else { return }
+        localOwners.set(LocalOwners.Owner(uid: context.uid, gid: context.gid), of: inode)
     }
 
     /// Sets the item's permission bits; returns the item as shown from now on.

@@ -42,6 +42,7 @@ extension SitefsFilesystem {
         }
         cache.upsert(item)
         localTimes.entriesChanged(folder.identifier, now: Self.now())
+        recordMaker(of: inodes.inode(for: item.identifier), context: context)
         let permissions = UInt16(truncatingIfNeeded: mode) & ProviderItem.permissionBits
         if permissions != AttributeMapping.permissions(of: item) {
             // The creator's umask (or an explicit mode, `mkdir -m`): kept like a chmod. The

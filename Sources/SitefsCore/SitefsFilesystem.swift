@@ -56,6 +56,8 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
     /// atime, and ctime where this mount changed metadata (see the type).
     let localTimes = LocalTimes()
+    /// Owners root gave, and other users' items made through `--allow-other` (see the type).
+    let localOwners = LocalOwners()
     /// The signed-in user (conflict copies' names, new files' creator).
     let userName: String
     /// Others' locks on documents as last seen (`LockFileBackend` records them on their
@@ -342,7 +344,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// What `stat` shows: the server's metadata, the local copy's size and time while it
     /// differs, and this mount's access and change times (`LocalTimes`).
     func attributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {
-        localTimes.overlay(contentAttributes(of: item, inode: inode), of: item.identifier)
+        localOwners.overlay(localTimes.overlay(contentAttributes(of: item, inode: inode), of: item.identifier))
     }
 
     private func contentAttributes(of item: ProviderItem, inode: InodeNumber) -> FileAttributes {

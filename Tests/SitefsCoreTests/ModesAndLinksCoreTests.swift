@@ -68,7 +68,7 @@ import Testing
         }
     }
 
-    @Test func ownershipIsTheMountsAndOnlyANoOpChownSucceeds() throws {
+    @Test func ownershipIsTheMountsButForWhatRootGaveAndWhatOthersMade() throws {
         let world = try world()
         defer { finish(world) }
         let before = try world.harness.lookup(world.folderInode, "report.odt").attributes
@@ -77,6 +77,23 @@ import Testing
         _ = try world.setAttributes("report.odt", AttributeChanges(uid: UInt32.max, gid: 1000))
         #expect(throws: Errno.notPermitted) { try world.setAttributes("report.odt", AttributeChanges(uid: 0)) }
         #expect(throws: Errno.notPermitted) { try world.setAttributes("report.odt", AttributeChanges(gid: 4242)) }
+
+        // Root gives files away on this mount (the server keeps no owners).
+        let root = RequestContext(uid: 0, gid: 0, pid: 1)
+        let inode = try world.inode("report.odt")
+        let given = try world.filesystem.setAttributes(of: inode, AttributeChanges(uid: 65534, gid: 65533), handle: nil,
+                                                       context: root).attributes
+        #expect(given.uid == 65534 && given.gid == 65533)
+        #expect(try world.harness.lookup(world.folderInode, "report.odt").attributes.uid == 65534)
+
+        // Another user's new file (through --allow-other) is theirs.
+        let other = RequestContext(uid: 2000, gid: 2001, pid: 1)
+        let (made, open) = try world.filesystem.create(parent: world.folderInode, name: FileName("theirs.txt"), mode: 0o644,
+                                                        flags: O_WRONLY | O_CREAT, context: other)
+        #expect(made.attributes.uid == 2000 && made.attributes.gid == 2001)
+        world.filesystem.release(made.attributes.inode, handle: open.handle, flags: O_WRONLY)
+        #expect(world.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(try world.harness.lookup(world.folderInode, "theirs.txt").attributes.uid == 2000, "still theirs once uploaded")
     }
 
     @Test func aNewFileAndFolderKeepTheModeTheyWereMadeWith() throws {
