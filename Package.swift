@@ -235,6 +235,8 @@ let package = Package(
             dependencies: [
                 "SitefsServerCore", "SitefsAPI", "SitefsServerCLI", "SitefsTestSupport", "SitefsCrypto",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // Building a database at an old schema version, to migrate it.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]
