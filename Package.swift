@@ -171,12 +171,13 @@ let package = Package(
         ),
         // The test kit: the real executables as child processes, curl as a client, the
         // fault proxy, the in-memory backend with its failure injection, one bounded wait.
-        .target(name: "SitefsTestSupport", dependencies: ["SitefsProvider", "SitefsAPI"], path: "Tests/SitefsTestSupport"),
+        .target(name: "SitefsTestSupport", dependencies: ["SitefsProvider", "SitefsAPI", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/SitefsTestSupport"),
         .testTarget(name: "SitefsAPITests", dependencies: ["SitefsAPI"]),
         .testTarget(name: "SitefsCryptoTests", dependencies: ["SitefsCrypto"]),
         .testTarget(
             name: "SitefsCommandLineTests",
-            dependencies: ["SitefsCommandLine", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SitefsCommandLine", "SitefsTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP", "SitefsTestSupport"]),
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),

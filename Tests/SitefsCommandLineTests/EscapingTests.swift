@@ -1,5 +1,6 @@
 import Logging
 import SitefsCommandLine
+import SitefsTestSupport
 import Synchronization
 import Testing
 
@@ -13,33 +14,12 @@ import Testing
 
     /// What reaches the handler underneath is one line, whatever the message held.
     @Test func theLogHandlerEscapesEveryMessage() {
-        let recorder = Recorder()
+        let recorder = LogRecorder()
         var logger = Logger(label: "test") { _ in EscapingLogHandler(recorder) }
         logger.logLevel = .debug
         let name = "report\n2026-11-24 ERROR sitefs: forged line\u{1B}[31m"
         logger.info("unlink \(name)")
         #expect(recorder.messages == ["unlink report\\n2026-11-24 ERROR sitefs: forged line\\u{1b}[31m"])
-    }
-}
-
-/// A LogHandler that keeps the messages it is given.
-private struct Recorder: LogHandler {
-    private let store = Store()
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    var messages: [String] { store.messages.withLock { $0 } }
-
-    func log(event: LogEvent) {
-        store.messages.withLock { $0.append(event.message.description) }
-    }
-
-    private final class Store: Sendable {
-        let messages = Mutex<[String]>([])
     }
 }
 

@@ -109,24 +109,3 @@ struct ModesAndLinksWorld {
             .joined(separator: "/")
     }
 }
-
-/// A LogHandler that keeps the messages it is given.
-struct LogRecorder: LogHandler {
-    private let store = Store()
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    var messages: [String] { store.messages.withLock { $0 } }
-
-    func log(event: LogEvent) {
-        store.messages.withLock { $0.append(event.message.description) }
-    }
-
-    private final class Store: Sendable {
-        let messages = Mutex<[String]>([])
-    }
-}

@@ -6,8 +6,8 @@ usage: posix_checks.py FOLDER [--mount]
 
 Prints one line per check, "ok NAME" or "not ok NAME: WHAT", and exits 1 when any failed.
 The same checks pass on a local disk; `--mount` adds what a sitefs mount refuses where a
-local disk does not: hard links, FIFOs and device nodes (EPERM), and chown to another
-user even by root (the mount's files belong to the mount's user).
+local disk does not: hard links, FIFOs and device nodes (EPERM). Ownership is as on a local
+disk: only root gives a file away (on a mount, the owner it gives is kept by that mount).
 """
 import ctypes
 import errno
@@ -356,10 +356,16 @@ def _():
     os.lchown("l", uid, gid)
     expect(os.lstat("f").st_uid == uid, "a no-op chown changed the owner")
     other = 65534 if uid != 65534 else 65533
-    if not root or on_mount:
+    if not root:
         expect_errno(errno.EPERM, os.chown, "f", other, -1)
         expect_errno(errno.EPERM, os.lchown, "l", other, -1)
         expect(os.lstat("f").st_uid == uid, "a refused chown changed the owner")
+    else:
+        os.chown("f", other, other)
+        info = os.lstat("f")
+        expect((info.st_uid, info.st_gid) == (other, other), f"root's chown shows {info.st_uid}:{info.st_gid}")
+        os.chown("f", uid, gid)
+        expect(os.lstat("f").st_uid == uid, "root's chown back did not take")
 
 
 @check("permission_denials", only=not root)
