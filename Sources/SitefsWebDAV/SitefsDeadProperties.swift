@@ -104,23 +104,10 @@ public enum SitefsDeadProperties {
     /// A PROPPATCH body (RFC 4918 §9.2) setting the given `urn:sitefs:` properties. Values
     /// are the texts made above (ASCII without markup characters), escaped all the same.
     public static func propertyUpdate(setting values: [(name: String, value: String)]) -> [UInt8] {
-        let props = values.map { "<s:\($0.name)>\(escaped($0.value))</s:\($0.name)>" }.joined()
+        let props = values.map { "<s:\($0.name)>\(XMLText.escaped($0.value))</s:\($0.name)>" }.joined()
         return Array("""
             <?xml version="1.0" encoding="utf-8"?>
             <d:propertyupdate xmlns:d="DAV:" xmlns:s="\(namespace)"><d:set><d:prop>\(props)</d:prop></d:set></d:propertyupdate>
             """.utf8)
-    }
-
-    private static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

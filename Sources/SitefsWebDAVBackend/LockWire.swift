@@ -43,11 +43,11 @@ enum LockWire {
         let shown = owner.name.isEmpty ? owner.account : owner.name
         let fields = [("account", owner.account), ("name", owner.name), ("device", owner.device),
                       ("application", owner.application), ("since", owner.since.rfc3339), ("request", owner.requestID)]
-            .map { "<s:\($0.0)>\(escaped(clean($0.1)))</s:\($0.0)>" }.joined()
+            .map { "<s:\($0.0)>\(XMLText.escaped(clean($0.1)))</s:\($0.0)>" }.joined()
         return Array("""
             <?xml version="1.0" encoding="utf-8"?>
             <D:lockinfo xmlns:D="DAV:" xmlns:s="\(DAVActiveLock.sitefsNamespace)"><D:lockscope><D:exclusive/></D:lockscope>\
-            <D:locktype><D:write/></D:locktype><D:owner>\(escaped(clean(shown)))\(fields)</D:owner></D:lockinfo>
+            <D:locktype><D:write/></D:locktype><D:owner>\(XMLText.escaped(clean(shown)))\(fields)</D:owner></D:lockinfo>
             """.utf8)
     }
 
@@ -126,21 +126,6 @@ enum LockWire {
             bytes += size
         }
         return result.trimmingCharacters(in: .whitespaces)
-    }
-
-    /// `text` as XML character data.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 
     /// The user name in a `Basic` authorization (RFC 7617): the account a lock is taken as.
