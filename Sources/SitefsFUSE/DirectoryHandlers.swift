@@ -66,14 +66,7 @@ enum DirectoryHandlers {
         let result = Result { () throws(Errno) in
             try operations.makeDirectory(parent: parent, name: name, mode: mode & 0o7777, context: context)
         }
-        switch result {
-        case .success(let entry):
-            if !reply.entry(entry) {
-                operations.forget(entry.attributes.inode, lookups: 1)
-            }
-        case .failure(let error):
-            reply.error(error)
-        }
+        reply.entry(result, operations: operations)
     }
 
     static func remove(_ request: fuse_req_t, _ parent: fuse_ino_t, _ name: UnsafePointer<CChar>?) {

@@ -16,15 +16,7 @@ enum EntryHandlers {
         let result = Result { () throws(Errno) in
             try operations.lookup(parent: parent, name: name, context: context)
         }
-        switch result {
-        case .success(let entry):
-            // The core counted a lookup; if the kernel never got it, give it back.
-            if !reply.entry(entry) {
-                operations.forget(entry.attributes.inode, lookups: 1)
-            }
-        case .failure(let error):
-            reply.error(error)
-        }
+        reply.entry(result, operations: operations)
     }
 
     static func forget(_ request: fuse_req_t, _ inode: fuse_ino_t, _ lookups: UInt64) {

@@ -17,14 +17,7 @@ enum LinkHandlers {
         let result = Result { () throws(Errno) in
             try operations.makeSymlink(parent: parent, name: name, target: targetBytes, context: context)
         }
-        switch result {
-        case .success(let entry):
-            if !reply.entry(entry) {
-                operations.forget(entry.attributes.inode, lookups: 1)
-            }
-        case .failure(let error):
-            reply.error(error)
-        }
+        reply.entry(result, operations: operations)
     }
 
     static func read(_ request: fuse_req_t, _ inode: fuse_ino_t) {

@@ -55,6 +55,17 @@ struct Reply: ~Copyable {
         return fuse_reply_entry(request, &parameters) == 0
     }
 
+    /// A new entry (lookup, mkdir, symlink), whose lookup the core counted, or why there is
+    /// none; an entry the kernel did not take gives its lookup back.
+    consuming func entry(_ result: Result<Entry, Errno>, operations: any FilesystemOperations) {
+        switch result {
+        case .success(let entry):
+            if !self.entry(entry) { operations.forget(entry.attributes.inode, lookups: 1) }
+        case .failure(let error):
+            self.error(error)
+        }
+    }
+
     @discardableResult
     consuming func created(_ entry: Entry, _ open: OpenReply, flags: Int32) -> Bool {
         let request = self.request
