@@ -82,10 +82,6 @@ final class LocalTimes: Sendable {
         table.withLock { Self.update(&$0, folder) { $0.modification = now; $0.change = now } }
     }
 
-    func forget(_ identifier: ItemIdentifier) {
-        _ = table.withLock { $0.removeValue(forKey: identifier) }
-    }
-
     private static func update(_ table: inout [ItemIdentifier: Times], _ identifier: ItemIdentifier, _ change: (inout Times) -> Void) {
         if table[identifier] == nil, table.count >= limit { table.removeAll(keepingCapacity: true) }
         change(&table[identifier, default: Times()])
