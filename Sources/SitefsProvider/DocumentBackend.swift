@@ -67,6 +67,22 @@ public protocol DocumentBackend: Sendable {
     /// ends the wait early (an unmount) with `ProviderError.cancelled`.
     func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
         -> ChangeBatch
+
+    /// Whether `search` asks the server. Asked once per mount; may ask the server.
+    var searchSupport: SearchSupport { get }
+
+    /// Items the user may see that match `query`, best first, `limit` at most per page.
+    /// `.refused(status: 501, code: "search_unsupported", ...)` where the server cannot search.
+    func search(_ query: SearchQuery, after token: PageToken?, limit: Int) throws(ProviderError) -> SearchPage
+
+    /// A file's stored versions, newest (the current content) first.
+    /// `.refused(status: 501, code: "versions_unsupported", ...)` where the server keeps none.
+    func versions(of file: ItemIdentifier) throws(ProviderError) -> [ItemVersion]
+
+    /// Makes the content of `version` the file's newest version (the current content stays a
+    /// version: nothing is destroyed), conditional on `baseVersion` when given. The item as
+    /// it is afterwards.
+    func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem
 }
 
 extension DocumentBackend {
@@ -91,6 +107,20 @@ extension DocumentBackend {
     public func changes(since token: PageToken?, waitingUpTo wait: Duration, cancellation: Cancellation) throws(ProviderError)
         -> ChangeBatch {
         try changes(since: token)
+    }
+
+    public var searchSupport: SearchSupport { .unsupported(reason: "this server does not search") }
+
+    public func search(_ query: SearchQuery, after token: PageToken?, limit: Int) throws(ProviderError) -> SearchPage {
+        throw .refused(status: 501, code: "search_unsupported", message: "this server does not search")
+    }
+
+    public func versions(of file: ItemIdentifier) throws(ProviderError) -> [ItemVersion] {
+        throw .refused(status: 501, code: "versions_unsupported", message: "this server keeps no versions")
+    }
+
+    public func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        throw .refused(status: 501, code: "versions_unsupported", message: "this server keeps no versions")
     }
 }
 
