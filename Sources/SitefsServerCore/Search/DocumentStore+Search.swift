@@ -26,18 +26,14 @@ extension DocumentStore {
             let page = rows.prefix(query.limit)
             let contentHits = try Self.contentHits(query, among: page.map(\.row.id), engine: engine, in: db)
             let paths = try Self.paths(of: page.map(\.row), ids: ids, in: db)
-            var snippetBudget = Self.snippetBudgetBytes
+            let snippets = try Self.snippets(for: page.map(\.row.id).filter { contentHits[$0] != nil }, prefixes: contentHits, in: db)
             var results: [SearchResult] = []
             for hit in page {
                 let row = hit.row
                 var matched: [String] = []
                 if query.words.contains(where: { row.nameFolded.containsBytes($0.folded) }) { matched.append("name") }
-                let prefixes = contentHits[row.id] ?? []
-                var snippet: String?
-                if !prefixes.isEmpty {
-                    matched.append("content")
-                    snippet = try Self.snippet(of: row.id, prefixes: prefixes, budget: &snippetBudget, in: db)
-                }
+                if contentHits[row.id] != nil { matched.append("content") }
+                let snippet = snippets[row.id]
                 results.append(SearchResult(item: row.item.item(access: access(row.item.siteID), ids: ids),
                                             path: paths[row.item.id] ?? [], matched: matched, snippet: snippet))
             }
@@ -112,13 +108,27 @@ extension DocumentStore {
         return hits
     }
 
-    /// The snippet of one item's stored text, while the page's budget lasts.
-    private static func snippet(of id: Int64, prefixes: [String], budget: inout Int, in db: any SQLTransaction) throws -> String? {
-        guard budget > 0, let text = try db.row(sql: "SELECT text FROM search_text WHERE item_id = ?", arguments: [id])
-            .map({ try $0.text("text") })
-        else { return nil }
-        budget -= text.utf8.count
-        return SearchSnippet.make(from: text, prefixes: prefixes)
+    /// Items whose texts are read in one query for their snippets.
+    static let snippetBatch = 10
+
+    /// The snippets of the items `ids` (in page order), their texts read `snippetBatch` at a
+    /// time while the page's budget (`snippetBudgetBytes`) lasts; items past it get none.
+    private static func snippets(for ids: [Int64], prefixes: [Int64: [String]], in db: any SQLTransaction) throws -> [Int64: String] {
+        var snippets: [Int64: String] = [:]
+        var budget = snippetBudgetBytes
+        var start = 0
+        while start < ids.count && budget > 0 {
+            let batch = Array(ids[start..<min(ids.count, start + snippetBatch)])
+            start += batch.count
+            let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+            for row in try db.rows(sql: "SELECT item_id, text FROM search_text WHERE item_id IN (\(placeholders))", arguments: batch) {
+                let id = try row.int("item_id")
+                let text = try row.text("text")
+                budget -= text.utf8.count
+                snippets[id] = SearchSnippet.make(from: text, prefixes: prefixes[id] ?? [])
+            }
+        }
+        return snippets
     }
 
     /// Each row's folders from its site down to its parent, looked up a level at a time for
