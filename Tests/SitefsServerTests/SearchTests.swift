@@ -289,7 +289,7 @@ import Testing
                 try await api.send(.get, "/v1/search?\(query)").expect(.notFound)
             }
             // Query syntax of either engine is only text to look for.
-            for q in ["\"", "a*", "NEAR(a", "a:*", "!a", "a&b", "a|b", "(", "'", "%", "_", "\\"] {
+            for q in ["\u{0}a", "\"", "a*", "NEAR(a", "a:*", "!a", "a&b", "a|b", "(", "'", "%", "_", "\\"] {
                 try await api.send(.get, "/v1/search" + APIClient.query(["q": q])).expect(.ok)
             }
             try await api.send(.get, "/v1/search?q=x", headers: [.authorization: "Bearer nope"]).expect(.unauthorized)

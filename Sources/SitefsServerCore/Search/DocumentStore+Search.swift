@@ -19,6 +19,7 @@ extension DocumentStore {
         let engine = metadata.database.engine
         let now = clock().microseconds
         return try await metadata.read { db in
+            for setting in SearchSQL.transactionSettings(engine) { try db.execute(sql: setting) }
             var sql = SearchStatement()
             let access = try Self.siteAccess(of: caller, in: db)
             try scope(query, for: caller, into: &sql, in: db, at: now)

@@ -45,7 +45,9 @@ enum SearchFolding {
         "ø": "o", "ł": "l", "đ": "d", "ð": "d", "ħ": "h", "ı": "i", "ß": "ss", "æ": "ae", "œ": "oe", "þ": "th",
     ]
 
-    /// Whether `scalar` belongs to a token: a letter or a number.
+    /// Whether `scalar` belongs to a token: a letter or a decimal digit. Other numbers
+    /// (superscripts, fractions, Roman numerals) separate tokens: PostgreSQL's parser does not
+    /// take them as letters, and both engines must be handed the same words.
     static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             let value = scalar.value
@@ -53,7 +55,7 @@ enum SearchFolding {
         }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-             .decimalNumber, .letterNumber, .otherNumber:
+             .decimalNumber:
             return true
         default:
             return false

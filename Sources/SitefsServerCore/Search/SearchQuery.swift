@@ -39,7 +39,8 @@ public struct SearchQuery: Sendable, Equatable {
         guard q.utf8.count <= Self.maximumQueryBytes else {
             throw APIError.badRequest("q is at most \(Self.maximumQueryBytes) bytes", code: "query_too_long")
         }
-        let raw = q.split(whereSeparator: { $0.isWhitespace })
+        // NUL separates words too: no name holds one, and PostgreSQL's text cannot.
+        let raw = q.split(whereSeparator: { $0.isWhitespace || $0 == "\u{0}" })
         guard raw.count <= Self.maximumWords else {
             throw APIError.badRequest("q has at most \(Self.maximumWords) words", code: "too_many_words")
         }

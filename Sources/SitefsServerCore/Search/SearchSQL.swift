@@ -52,4 +52,16 @@ enum SearchSQL {
         case .postgres: return " FOR UPDATE SKIP LOCKED"
         }
     }
+
+    /// Run first in a search's transaction. PostgreSQL's planner prices the GIN index's
+    /// prefix lookups as random reads from disk and, for texts of a few thousand documents,
+    /// prefers reading every tsvector instead (measured: 17 ms against 3 ms for a word no
+    /// text has, 10,000 documents); the index and the texts it points to are in memory on
+    /// a server that searches, which this setting (for this transaction only) tells it.
+    static func transactionSettings(_ engine: SQLEngine) -> [String] {
+        switch engine {
+        case .sqlite: return []
+        case .postgres: return ["SET LOCAL random_page_cost = 1.1"]
+        }
+    }
 }
