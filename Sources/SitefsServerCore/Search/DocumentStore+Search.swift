@@ -65,15 +65,17 @@ extension DocumentStore {
             guard visible.row.isContainer else {
                 throw APIError.badRequest("'\(visible.row.name)' is a file, not a folder", code: "not_a_folder")
             }
-            // Everything below the folder: the tree under it, each item once (a tree has no
-            // cycle: moves into one's own subtree are refused), so the recursion ends.
+            // Everything below the folder: the items whose parent is the folder or a folder
+            // under it. The recursion walks folders only (not the files, which are most of a
+            // tree), each once (a tree has no cycle: moves into one's own subtree are
+            // refused), so it ends, and soon.
             sql.with = """
                 WITH RECURSIVE below(id) AS (
-                    SELECT id FROM items WHERE parent_id = ?
-                    UNION ALL SELECT items.id FROM items JOIN below ON items.parent_id = below.id)
+                    SELECT id FROM items WHERE id = ?
+                    UNION ALL SELECT items.id FROM items JOIN below ON items.parent_id = below.id WHERE items.kind = 'folder')
                 """
             sql.withArguments = [visible.row.id]
-            sql.condition("items.id IN (SELECT id FROM below)", [])
+            sql.condition("items.parent_id IN (SELECT id FROM below)", [])
         }
         if let type = query.type {
             sql.condition("items.kind = 'file' AND items.symlink_target IS NULL AND items.name_folded LIKE ?", ["%.\(type)"])
