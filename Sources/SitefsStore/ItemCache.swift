@@ -93,6 +93,19 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// Up to `limit` cached items for which `matches` holds (a search over what the mount has
+    /// listed). The items are taken under the lock and tested after it is released, so a
+    /// scan of a large cache does not hold up the filesystem.
+    public func items(limit: Int, matching matches: (ProviderItem) -> Bool) -> [ProviderItem] {
+        let all = state.withLock { Array($0.items.values) }
+        var found: [ProviderItem] = []
+        for cached in all where matches(cached.item) {
+            found.append(cached.item)
+            if found.count >= limit { break }
+        }
+        return found
+    }
+
     /// Stores items a server page brought. With `read` (the page's request, still pending), an
     /// item that changed here since the read began keeps its newer state.
     public func store(_ items: [ProviderItem], asOf read: ServerRead? = nil) {
