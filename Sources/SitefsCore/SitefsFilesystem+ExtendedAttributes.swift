@@ -84,6 +84,9 @@ extension SitefsFilesystem {
     /// On a file: how many versions the server keeps. Read by name only, never listed: it
     /// costs a request, and `rsync -X` or `cp -a` read every listed attribute of every file.
     static let versionCountAttribute = "user.sitefs.version_count"
+    /// On a conflict copy made by this mount: the server's version its edit did not replace
+    /// ("version ID of TIME by USER"), which `sitefs versions` lists on the original.
+    static let conflictWithAttribute = "user.sitefs.conflict_with"
 
     public func getExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) -> [UInt8] {
         // Only the `user.` namespace exists here: no security labels, no POSIX ACLs. Saying
@@ -158,6 +161,10 @@ extension SitefsFilesystem {
             return try versionsAnswer(inode)
         case Self.versionCountAttribute:
             return try versionCount(inode)
+        case Self.conflictWithAttribute:
+            let identifier = try identifier(of: inode)
+            guard let versus = conflictedVersions.withLock({ $0[identifier] }) else { throw .noData }
+            return Array(versus.description.utf8)
         default:
             break
         }
@@ -183,6 +190,7 @@ extension SitefsFilesystem {
         let identifier = try identifier(of: inode)
         var names = pinCovering(identifier) == nil ? Self.itemAttributes : Self.itemAttributes + [Self.pinnedAttribute]
         if lockDescription(of: identifier) != nil { names.append(Self.lockAttribute) }
+        if conflictedVersions.withLock({ $0[identifier] }) != nil { names.append(Self.conflictWithAttribute) }
         return names
     }
 
@@ -215,7 +223,8 @@ extension SitefsFilesystem {
             }
             return
         }
-        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) || name == Self.lockAttribute {
+        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) || name == Self.lockAttribute
+            || name == Self.conflictWithAttribute || name == Self.versionCountAttribute {
             throw .permissionDenied  // read-only
         }
         throw .notSupported

@@ -489,6 +489,9 @@ extension SitefsFilesystem {
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
+            if let original {
+                conflictedVersions.withLock { $0[conflictCopy.identifier] = SyncStatus.ConflictingVersion(original) }
+            }
             // A save refused by someone's lock: the server's item names them.
             let holder = original?.lock.flatMap { $0.heldHere ? nil : $0.holderName }
             onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name,
