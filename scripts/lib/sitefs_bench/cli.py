@@ -24,7 +24,7 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change files-window server-load (servers of its own:
+                           pin-large replay remote-change files-window search-vs-find server-load (servers of its own:
                            once, after the backends; alone, no seed is made and no backend's
                            turn runs)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "server-load"]
+             "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "search-vs-find",
+             "server-load"]
 # The cases that need neither the seed nor a backend's server: they run once per run, after
 # the backends (sitefs-server under a load tool, on servers of their own), and only when the
 # sitefs backend is among the backends.
