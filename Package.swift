@@ -117,16 +117,19 @@ let package = Package(
             dependencies: ["CFuse", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The `sitefs` executable: login, logout, mount (the daemon), unmount, status, sync,
-        // retry, pin, unpin, evict.
+        // retry, pin, unpin, evict, search, versions, restore, info.
         .executableTarget(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine", "CLinux", "SitefsSync", "SitefsWebDAVBackend",
+                "SitefsCommandLine", "CLinux", "SitefsSync", "SitefsWebDAVBackend", "SitefsMountControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What `sitefs search`, `versions`, `restore` and `info` compute themselves around the
+        // daemon's control attributes: search folder names, short version ids, the output.
+        .target(name: "SitefsMountControl", dependencies: ["SitefsCrypto", "SitefsCommandLine"]),
         // Shared by both executables: terminal password input, log and terminal escaping.
         .target(
             name: "SitefsCommandLine",
@@ -180,6 +183,7 @@ let package = Package(
             dependencies: ["SitefsCommandLine", "SitefsTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP", "SitefsTestSupport"]),
+        .testTarget(name: "SitefsMountControlTests", dependencies: ["SitefsMountControl", "SitefsCrypto"]),
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",

@@ -131,8 +131,9 @@ extension DocumentStore {
         try db.execute(
             sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])
-        let orphans = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
+        let candidates = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
         try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
+        let orphans = try Mutation.unreferenced(candidates, in: db)
         try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
         try Mutation.recordChange(db, site: target.siteID, item: target.id)
         guard let survivor = try ItemRow.fetch(db, id: target.id, at: now) else { throw StoreFailure("replaced item vanished") }
