@@ -12,6 +12,9 @@
 /// - PowerPoint (`.pptx`): `ppt/slides/slide*.xml` in slide-number order (`slide2` before
 ///   `slide10`), `a:t` in `a:p` paragraphs.
 ///
+/// Every kind starts with the title, subject, description and keywords of
+/// `docProps/core.xml` (Open Packaging Conventions, ECMA-376 part 2, 11).
+///
 /// Markup compatibility's `mc:Fallback` (a copy of content for older readers, beside the
 /// `mc:Choice` that holds it) is skipped, so text boxes are not read twice. Both the
 /// transitional and the strict namespaces are read.
@@ -30,6 +33,12 @@ enum OfficeOpenXMLText {
         "http://schemas.openxmlformats.org/drawingml/2006/main", "http://purl.oclc.org/ooxml/drawingml/main",
     ]
     static let fallback = Set<XMLName>.names(["Fallback"], in: ["http://schemas.openxmlformats.org/markup-compatibility/2006"])
+
+    static let core: MarkupRules = {
+        let fields = Set<XMLName>.names(["title", "subject", "description"], in: ["http://purl.org/dc/elements/1.1/"])
+            .union(Set<XMLName>.names(["keywords"], in: ["http://schemas.openxmlformats.org/package/2006/metadata/core-properties"]))
+        return MarkupRules(text: fields, breaks: fields)
+    }()
 
     static let word = MarkupRules(
         text: .names(["t"], in: wordNamespaces),
@@ -54,22 +63,24 @@ enum OfficeOpenXMLText {
     )
 
     static func read(_ archive: OfficeArchive, kind: Kind) throws(ExtractionStop) {
+        let main = switch kind {
+        case .word: "word/document.xml"
+        case .workbook: "xl/workbook.xml"
+        case .presentation: "ppt/presentation.xml"
+        }
+        guard archive.contains(main) else { throw .failed("an Office Open XML file without \(main)") }
+        try archive.read("docProps/core.xml", rules: core)
         switch kind {
         case .word:
-            guard archive.contains("word/document.xml") else { throw .failed("a Word file without word/document.xml") }
             try archive.read("word/document.xml", rules: word)
             for prefix in ["word/header", "word/footer"] {
                 for path in numbered(archive, prefix: prefix) { try archive.read(path, rules: word) }
             }
             for path in ["word/footnotes.xml", "word/endnotes.xml"] { try archive.read(path, rules: word) }
         case .workbook:
-            guard archive.contains("xl/workbook.xml") else { throw .failed("an Excel file without xl/workbook.xml") }
             try archive.read("xl/sharedStrings.xml", rules: sheet)
             for path in numbered(archive, prefix: "xl/worksheets/sheet") { try archive.read(path, rules: sheet) }
         case .presentation:
-            guard archive.contains("ppt/presentation.xml") else {
-                throw .failed("a PowerPoint file without ppt/presentation.xml")
-            }
             for path in numbered(archive, prefix: "ppt/slides/slide") { try archive.read(path, rules: slide) }
         }
     }

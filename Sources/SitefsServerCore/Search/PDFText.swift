@@ -14,8 +14,10 @@ enum PDFText {
     static let logger = Logger(label: "sitefs-server.search")
     private static let missingLogged = Mutex(false)
 
-    static func read(fileAt path: String, collector: TextCollector, program: String? = nil) throws(ExtractionStop) {
-        guard let program = program ?? locate("pdftotext") else {
+    /// `program` replaces the pdftotext found on `searchPath` (PATH's folders, `:`-separated).
+    static func read(fileAt path: String, collector: TextCollector, program: String? = nil,
+                     searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) throws(ExtractionStop) {
+        guard let program = program ?? locate("pdftotext", searchPath: searchPath ?? "/usr/bin:/bin") else {
             let first = missingLogged.withLock { logged in
                 defer { logged = true }
                 return !logged
@@ -46,10 +48,9 @@ enum PDFText {
         }
     }
 
-    /// The first executable named `name` in PATH's folders (or /usr/bin, /bin without one).
-    static func locate(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for folder in path.split(separator: ":").prefix(64) where folder.hasPrefix("/") {
+    /// The first executable named `name` in the folders of `searchPath` (absolute ones only).
+    static func locate(_ name: String, searchPath: String) -> String? {
+        for folder in searchPath.split(separator: ":").prefix(64) where folder.hasPrefix("/") {
             let candidate = folder + "/" + name
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
