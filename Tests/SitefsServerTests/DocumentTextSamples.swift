@@ -22,7 +22,7 @@ final class DocumentTextSamples: Sendable {
     private init() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.soffice),
                      "LibreOffice (soffice, with Writer, Calc and Impress) is needed: scripts/test installs it")
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("document-text-\(UUID().uuidString)")
+        folder = DocumentTextFiles.scratch.appendingPathComponent("samples")
         let sources = folder.appendingPathComponent("sources")
         try FileManager.default.createDirectory(at: sources, withIntermediateDirectories: true)
         try Self.html.write(to: sources.appendingPathComponent("text.html"), atomically: true, encoding: .utf8)
@@ -77,8 +77,16 @@ final class DocumentTextSamples: Sendable {
 
 /// Hand-made zips and files for the hostile cases.
 enum DocumentTextFiles {
+    /// Everything these tests write, removed when the test process exits.
+    static let scratch: URL = {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("document-text-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: DocumentTextFiles.scratch) }
+        return scratch
+    }()
+
     static let folder: URL = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("document-text-files-\(UUID().uuidString)")
+        let folder = scratch.appendingPathComponent("files")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder
     }()
