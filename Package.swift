@@ -50,7 +50,8 @@ let package = Package(
         // Linux calls Swift's Glibc module leaves out (extended attributes, copy_file_range,
         // renameat2), declared for the compiler to check.
         .systemLibrary(name: "CLinux"),
-        // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive.
+        // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive and the
+        // server's document text for search (ODF and OOXML parts streamed out of their zips).
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // libvips, with typed wrappers for its variadic calls: the server's thumbnails (images,
         // PDFs, office documents' own pictures). Linked by the server only, never the client.
@@ -142,7 +143,7 @@ let package = Package(
         .target(
             name: "SitefsServerCore",
             dependencies: [
-                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent", "CVips",
+                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent", "CVips", "CLibXML2",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

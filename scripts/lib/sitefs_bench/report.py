@@ -14,7 +14,8 @@ SCHEMA = 1
 SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache",
          "server-load": "server-load stores seeded"}
 TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)",
-          "server-load": "sitefs-server under wrk; a change across two instances"}
+          "server-load": "sitefs-server under wrk; a change across two instances",
+          "extract": "sitefs-server's document text for search, timed in-process"}
 
 
 def seconds_text(seconds, size_bytes=None):
