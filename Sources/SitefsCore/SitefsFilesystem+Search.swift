@@ -54,6 +54,10 @@ extension SitefsFilesystem {
         }
         do throws(ProviderError) {
             return try serverSearch(query, sites: sites, at: now)
+        } catch .refused(501, _, _) {
+            // An older server, without search.
+            return listedNamesSearch(query, sites: sites, at: now,
+                                     note: "searched names only, over the folders this mount has listed: this server does not search")
         } catch where error.isTransient {
             logger.failed("search", error)
             return listedNamesSearch(query, sites: sites, at: now,
