@@ -74,7 +74,6 @@ extension SitefsFilesystem {
         throws(ProviderError) -> SearchOutcome {
         var hits: [SearchFolderHit] = []
         var token: PageToken?
-        var more = false
         // Bounded by the hits kept: a server that keeps answering "next" is not followed on.
         for _ in 0..<(Self.maximumSearchHits / Self.searchPageSize) {
             let read = cache.beginRead()
@@ -89,11 +88,9 @@ extension SitefsFilesystem {
             }
             token = page.next
             guard token != nil else { break }
-            more = hits.count >= Self.maximumSearchHits
         }
-        if token != nil { more = true }
         SearchEntryNames.assign(&hits)
-        let note = more ? "showing the first \(hits.count) results; narrow the search for the rest" : nil
+        let note = token != nil ? "showing the first \(hits.count) results; narrow the search for the rest" : nil
         return SearchOutcome(hits: hits, coverage: .server, note: note, error: nil, madeAt: now)
     }
 
