@@ -99,7 +99,10 @@ struct Serve: AsyncParsableCommand {
                 try? await Task.sleep(for: .seconds(sweepInterval))
             }
         }
+        // Reads the text of stored versions into the search index, off the requests' path.
+        let indexer = Task.detached { await storage.searchIndexer.run() }
         try await app.runService()
+        indexer.cancel()
         sweeper.cancel()
         collector.cancel()
         storage.close()

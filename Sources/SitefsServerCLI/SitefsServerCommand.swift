@@ -8,7 +8,8 @@ struct SitefsServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sitefs-server",
         abstract: "The sitefs reference document server (API v1).",
-        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, Grant.self, LockCommand.self])
+        subcommands: [Serve.self, Migrate.self, UserCommand.self, SiteCommand.self, Grant.self, LockCommand.self,
+                      IndexCommand.self, BenchSeedCommand.self])
 }
 
 /// Where the server's state is; every command takes the same options. Either `--data DIR`

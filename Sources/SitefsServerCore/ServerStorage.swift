@@ -6,6 +6,8 @@ import Logging
 public struct ServerStorage: Sendable {
     public let documents: DocumentStore
     public let accounts: AccountStore
+    /// Reads the text of stored versions into the search index (`serve` runs it).
+    public let searchIndexer: SearchIndexer
     let metadata: MetadataStore
     let blobs: BlobStore
 
@@ -34,6 +36,7 @@ public struct ServerStorage: Sendable {
         self.blobs = blobs
         documents = try DocumentStore(metadata: metadata, blobs: blobs, maximumUploadBytes: configuration.maximumUploadBytes,
                                       clock: configuration.now)
+        searchIndexer = SearchIndexer(documents: documents, logger: Logger(label: "sitefs-server.search"))
         accounts = AccountStore(metadata: metadata, tokenLifetimeSeconds: configuration.tokenLifetimeSeconds,
                                 passwordIterations: configuration.passwordIterations, now: configuration.now)
     }

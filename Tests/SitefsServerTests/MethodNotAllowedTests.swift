@@ -8,7 +8,7 @@ import Testing
 /// A known path asked with a method it does not answer is 405 with `Allow`; an unknown path
 /// is 404 (schemathesis found TRACE answered 404).
 @Suite struct MethodNotAllowedTests {
-    static let paths = ["/v1/session", "/v1/sites", "/v1/changes", "/v1/items/7", "/v1/items/7/children",
+    static let paths = ["/v1/session", "/v1/sites", "/v1/changes", "/v1/search", "/v1/items/7", "/v1/items/7/children",
                         "/v1/items/7/versions", "/v1/items/7/versions/abc/restore", "/v1/items/7/content",
                         "/v1/items/7/thumbnail", "/v1/items/7/lock"]
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .trace, .options]

@@ -38,7 +38,7 @@ import Testing
             let database = try PostgresCluster.shared().createDatabase()
             postgres = database
             try database.psql("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)")
-            for migration in PostgresSchema.migrations where migration.version != "v4" {
+            for migration in PostgresSchema.migrations where ["v1", "v3"].contains(migration.version) {
                 for statement in migration.statements { _ = try database.psql(statement) }
                 _ = try database.psql("INSERT INTO schema_migrations VALUES ('\(migration.version)', 0)")
             }

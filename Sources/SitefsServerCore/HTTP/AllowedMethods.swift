@@ -9,6 +9,7 @@ enum AllowedMethods {
         (["v1", "session"], [.post, .delete]),
         (["v1", "sites"], [.get]),
         (["v1", "changes"], [.get]),
+        (["v1", "search"], [.get]),
         (["v1", "items", ":id"], [.get, .patch, .delete]),
         (["v1", "items", ":id", "children"], [.get, .post]),
         (["v1", "items", ":id", "versions"], [.get]),

@@ -20,6 +20,7 @@ public enum DocumentServer {
         let content = ContentRoutes(documents: storage.documents, thumbnails: thumbnails)
         let thumbnailRoutes = ThumbnailRoutes(thumbnails: thumbnails)
         let locks = LockRoutes(documents: storage.documents)
+        let search = SearchRoutes(documents: storage.documents)
 
         let v1 = router.group("v1")
         v1.post("session", use: sessions.signIn)
@@ -28,6 +29,7 @@ public enum DocumentServer {
         signedIn.delete("session", use: sessions.signOut)
         signedIn.get("sites", use: items.sites)
         signedIn.get("changes", use: items.changes)
+        signedIn.get("search", use: search.search)
         signedIn.get("items/:id", use: items.item)
         signedIn.patch("items/:id", use: items.update)
         signedIn.delete("items/:id", use: items.delete)

@@ -17,6 +17,8 @@ struct CursorCodec: Sendable {
         case children = "c"
         case sites = "s"
         case changes = "f"
+        /// `GET /v1/search`: several numbers and the search it belongs to (`SearchCursor`).
+        case search = "q"
     }
 
     private let key: SymmetricKey
@@ -31,7 +33,12 @@ struct CursorCodec: Sendable {
     }
 
     func encode(_ kind: Kind, _ position: Int64, for caller: Caller) -> String {
-        let plain = Array("\(kind.rawValue)1:\(position)".utf8)
+        seal("\(kind.rawValue)1:\(position)", for: caller)
+    }
+
+    /// `plain` sealed for `caller` (what `open` gives back, to this caller only).
+    func seal(_ text: String, for caller: Caller) -> String {
+        let plain = Array(text.utf8)
         do {
             let sealed = try AES.GCM.seal(plain, using: key, authenticating: Self.binding(caller))
             return Base64URL.encode(Array(sealed.combined!))  // combined is always there with the default nonce
@@ -42,14 +49,23 @@ struct CursorCodec: Sendable {
 
     func decode(_ kind: Kind, _ text: String, for caller: Caller) throws -> Int64 {
         let prefix = "\(kind.rawValue)1:"
-        guard text.utf8.count <= 128, let bytes = Base64URL.decode(text),
-              let box = try? AES.GCM.SealedBox(combined: bytes),
-              let opened = try? AES.GCM.open(box, using: key, authenticating: Self.binding(caller)),
-              let plain = String(validating: Array(opened), as: UTF8.self),
+        guard let plain = open(text, for: caller, maximumLength: 128),
               plain.hasPrefix(prefix), let position = Int64(plain.dropFirst(prefix.count)), position >= 0
-        else { throw APIError.badRequest("cursor is not one this listing handed out to you", code: "bad_cursor") }
+        else { throw Self.badCursor }
         return position
     }
+
+    /// What `seal` sealed for `caller`, or nil for anything else (altered, forged, another
+    /// caller's, longer than `maximumLength` characters).
+    func open(_ text: String, for caller: Caller, maximumLength: Int) -> String? {
+        guard text.utf8.count <= maximumLength, let bytes = Base64URL.decode(text),
+              let box = try? AES.GCM.SealedBox(combined: bytes),
+              let opened = try? AES.GCM.open(box, using: key, authenticating: Self.binding(caller))
+        else { return nil }
+        return String(validating: Array(opened), as: UTF8.self)
+    }
+
+    static let badCursor = APIError.badRequest("cursor is not one this listing handed out to you", code: "bad_cursor")
 
     /// Who a cursor is for: the user, or an administrator by name.
     private static func binding(_ caller: Caller) -> [UInt8] {

@@ -44,6 +44,8 @@ extension DocumentStore {
             try db.execute(
                 sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [file.row.id, newEtag, size, blob, modifiedAt, caller.name])
+            // The restored content is the current one: the search index reads its text again.
+            try SearchJobs.enqueue(db, item: file.row.id, etag: newEtag, at: now)
             try Mutation.recordChange(db, site: file.row.siteID, item: file.row.id)
             return try VisibleItem.find(id, ids: ids, for: caller, in: db, at: now).item
         }

@@ -25,6 +25,7 @@ extension DocumentStore {
                 try db.execute(
                     sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
                     arguments: [file.row.id, blob.name, blob.size, blob.name, now, caller.name])
+                try SearchJobs.enqueue(db, item: file.row.id, etag: blob.name, at: Timestamp.now().microseconds)
                 try Mutation.recordChange(db, site: file.row.siteID, item: file.row.id)
                 return try VisibleItem.find(id, ids: ids, for: caller, in: db, at: clock().microseconds).item
             }
@@ -76,9 +77,11 @@ extension DocumentStore {
                 return try replace(occupant, with: source, modifiedAt: patch.modifiedAt, mode: patch.mode, by: caller,
                                    in: db, at: now)
             }
+            // A rename changes what search matches the name with, never the indexed text.
+            let folded = FoldedName(name)
             try db.execute(
-                sql: "UPDATE items SET name = ?, parent_id = ?, modified_at = ?, mode = ?, etag = ? WHERE id = ?",
-                arguments: [name, destination, patch.modifiedAt?.microseconds ?? source.row.modifiedAt,
+                sql: "UPDATE items SET name = ?, name_folded = ?, name_stem = ?, parent_id = ?, modified_at = ?, mode = ?, etag = ? WHERE id = ?",
+                arguments: [name, folded.folded, folded.stem, destination, patch.modifiedAt?.microseconds ?? source.row.modifiedAt,
                             patch.mode.map { Int64($0) } ?? source.row.mode,
                             // A folder's etag tracks its own metadata; a file's only its content, so
                             // an upload based on a version survives a rename of the file.
@@ -131,6 +134,8 @@ extension DocumentStore {
         try db.execute(
             sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])
+        // The survivor has new content: its text is queued; the source's index rows go with it.
+        try SearchJobs.enqueue(db, item: target.id, etag: source.row.etag, at: now)
         let candidates = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
         try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
         let orphans = try Mutation.unreferenced(candidates, in: db)

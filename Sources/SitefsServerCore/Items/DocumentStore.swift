@@ -94,16 +94,17 @@ enum Mutation {
         if let parentID = new.parentID, try ItemRow.fetch(db, parentID: parentID, name: new.name, at: now) != nil {
             throw APIError.conflict("an item named '\(new.name)' already exists in this folder")
         }
+        let folded = FoldedName(new.name)
         guard let id = try db.int(
             sql: """
                 INSERT INTO items (site_id, parent_id, name, kind, size, content_type, created_at, modified_at,
-                                   created_by, modified_by, etag, blob, symlink_target)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                                   created_by, modified_by, etag, blob, symlink_target, name_folded, name_stem)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """,
             // A link is stored as a file row with its target (see `SQLiteSchema` v4).
             arguments: [new.siteID ?? 0, new.parentID, new.name, new.kind == .symlink ? ItemKind.file.rawValue : new.kind.rawValue,
                         new.size, new.contentType, now, new.modifiedAt ?? now, caller.name, caller.name, new.etag, new.blob,
-                        new.symlinkTarget])
+                        new.symlinkTarget, folded.folded, folded.stem])
         else { throw StoreFailure("the new item got no id") }
         let siteID = new.siteID ?? id
         if new.siteID == nil {
@@ -113,6 +114,8 @@ enum Mutation {
             try db.execute(
                 sql: "INSERT INTO versions (item_id, etag, size, blob, modified_at, modified_by) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [id, new.etag, new.size, blob, new.modifiedAt ?? now, caller.name])
+            // A file's text is indexed in the background (`SearchIndexer`); a link has none.
+            if new.kind == .file { try SearchJobs.enqueue(db, item: id, etag: new.etag, at: now) }
         }
         try recordEntry(db, site: siteID, item: id)
         // A new id: no lock can name it yet.

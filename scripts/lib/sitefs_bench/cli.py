@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import extract, load, procs, report, servers
+from . import extract, load, procs, report, search, servers
 from .cases import all_cases
 from .measure import BenchFailure, Recorder, log
 from .settings import SERVER_CASES, Settings, SettingsError
@@ -20,16 +20,18 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_QUICK       1: smaller sizes for a smoke run (1k/10k files, 32 MiB, 100 creates,
                            an offline session of 20 new files + 10 edits, 3 s offline, 50 files
                            in the Files window, 2 s wrk runs and a 10 s idle window for
-                           server-load, a 10-page document for extract)
+                           server-load; a 10-page document for extract; search over 2,000
+                           documents, 10 requests a query)
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change files-window search-vs-find server-load (servers of its own:
+                           pin-large replay remote-change files-window search-vs-find server-load
+                           search (servers of their own:
                            once, after the backends; alone, no seed is made and no backend's
                            turn runs) extract (the same: no seed, no server)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then
                            apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV);
-                           server-load runs only when sitefs is among them
+                           server-load and search run only when sitefs is among them
   SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split
   SITEFS_BENCH_KEEP        1: keep the temporary directory (logs) after the run
   SITEFS_BENCH_RESULTS     where each run's JSON is kept (default bench-results/ in the repository)
@@ -101,6 +103,9 @@ def run(settings, repository):
         if "extract" in settings.cases:
             recorder.backend = "extract"
             run_extract(world, recorder, result)
+        if "search" in settings.cases:
+            recorder.backend = "search"
+            run_search(world, recorder, result)
     except BenchFailure as error:
         print(f"bench: {error}", file=sys.stderr)
         result["broken"].append("setup")
@@ -180,6 +185,21 @@ def run_backend(world, backend, recorder, result):
     except BenchFailure as error:
         print(f"bench: {error}", file=sys.stderr)
         result["broken"].append(f"final unmount ({backend})")
+
+
+def run_search(world, recorder, result):
+    """GET /v1/search latency on sitefs-server alone (see search), once per run, after
+    server-load; its servers and PostgreSQL are stopped when it returns."""
+    if "sitefs" not in world.s.backends:
+        recorder.skipped("search", "measures sitefs-server: SITEFS_BENCH_BACKEND leaves sitefs out")
+        return
+    log(f"case: search (load average {procs.load_average().split()[0]})")
+    try:
+        search.search_latency(world, recorder, result)
+    except (BenchFailure, OSError, subprocess.SubprocessError) as error:
+        print(f"bench: search: {error}", file=sys.stderr)
+        result["broken"].append("search")
+        recorder.failed("search", f"see the error above ({type(error).__name__})")
 
 
 def run_server_load(world, recorder, result):

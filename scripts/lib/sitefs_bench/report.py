@@ -12,10 +12,11 @@ SCHEMA = 1
 # How the table names each backend's setup and section (a run that did not start the
 # server has no description of it).
 SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for Apache",
-         "server-load": "server-load stores seeded"}
+         "server-load": "server-load stores seeded", "search": "search stores seeded"}
 TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)",
           "server-load": "sitefs-server under wrk; a change across two instances",
-          "extract": "sitefs-server's document text for search, timed in-process"}
+          "extract": "sitefs-server's document text for search, timed in-process",
+          "search": "sitefs-server's GET /v1/search over synthetic documents"}
 
 
 def seconds_text(seconds, size_bytes=None):

@@ -6,12 +6,13 @@ from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
              "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "search-vs-find",
-             "server-load", "extract"]
+             "server-load", "extract", "search"]
 # The cases that need neither the seed nor a backend's server: they run once per run, after
-# the backends. server-load: sitefs-server under a load tool, on servers of its own, only
-# when the sitefs backend is among the backends. extract: the server's document text
-# extraction (search), in-process through the test bundle, whatever the backends.
-SERVER_CASES = ["server-load", "extract"]
+# the backends. server-load and search: sitefs-server on servers of its own, only when the
+# sitefs backend is among the backends (under a load tool; over synthetic documents).
+# extract: the server's document text extraction, in-process through the test bundle,
+# whatever the backends.
+SERVER_CASES = ["server-load", "extract", "search"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
 # protocol to the same server.
@@ -53,6 +54,9 @@ class Settings:
     # The server-load case: the files of its site, and how long each wrk run loads it (seconds).
     load_files: int = 1000
     load_seconds: int = 5
+    # The search case: the sizes of its site (documents), and requests per query.
+    search_documents: list = field(default_factory=lambda: [10000, 100000])
+    search_requests: int = 50
     # No single measured operation may take longer than this (seconds).
     op_timeout: int = 600
 
@@ -73,6 +77,7 @@ class Settings:
             s.n_replay_new, s.n_replay_edit, s.offline_hold = 20, 10, 3.0
             s.load_seconds = 2
             s.n_photos = 50
+            s.search_documents, s.search_requests = [2000], 10
         upload = env.get("SITEFS_BENCH_MB")
         if upload is not None:
             if not upload.isdigit() or int(upload) < 1:

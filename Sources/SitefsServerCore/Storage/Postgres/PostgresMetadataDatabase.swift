@@ -21,6 +21,7 @@ final class PostgresMetadataDatabase: MetadataDatabase {
     static let commitChannel = "sitefs_commits"
 
     let location: PostgresLocation
+    var engine: SQLEngine { .postgres }
     private let workers: PostgresWorkers
     private let listener: Mutex<PostgresCommitListener?> = Mutex(nil)
     private let observers = Mutex<[@Sendable (Set<Int64>?) -> Void]>([])

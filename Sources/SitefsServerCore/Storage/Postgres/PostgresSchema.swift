@@ -104,6 +104,14 @@ enum PostgresSchema {
             "ALTER TABLE items ADD COLUMN mode BIGINT",
             "ALTER TABLE items ADD COLUMN symlink_target TEXT",
         ]),
+        // Search, as on SQLite (see `SearchSchema`); then `dataSteps`.
+        ("v5", SearchSchema.postgresStatements),
+    ]
+
+    /// What a migration does after its statements, in the same transaction: work on the rows
+    /// in Swift (names folded as search compares them), the same code as on SQLite.
+    static let dataSteps: [String: @Sendable (any SQLTransaction) throws -> Void] = [
+        "v5": SearchSchema.fillV5,
     ]
 
     /// Applies what `schema_migrations` lacks, in one transaction that holds the write lock,
@@ -119,6 +127,7 @@ enum PostgresSchema {
         var ran: [String] = []
         for migration in migrations where !applied.contains(migration.version) {
             for statement in migration.statements { try db.execute(sql: statement) }
+            try dataSteps[migration.version]?(db)
             try db.execute(sql: "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                            arguments: [migration.version, Int64(Date().timeIntervalSince1970)])
             ran.append(migration.version)

@@ -9,6 +9,9 @@
 ///   advisory lock first), so a condition checked inside one still holds at its commit, and
 ///   change-feed sequence numbers become visible in the order they were taken.
 protocol MetadataDatabase: Sendable {
+    /// Which engine runs the SQL: the few statements that cannot be one text on both (the
+    /// full-text index of search, `SearchSQL`) are chosen by it.
+    var engine: SQLEngine { get }
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     func write<T: Sendable>(_ body: @escaping @Sendable (any SQLTransaction) throws -> T) async throws -> T
     /// `write`, blocking the calling thread: for startup only (the server's keys are read
@@ -20,4 +23,10 @@ protocol MetadataDatabase: Sendable {
     func observeCommits(_ observer: @escaping @Sendable (Set<Int64>?) -> Void)
     /// Closes connections; further calls fail.
     func close()
+}
+
+/// The engines a `MetadataDatabase` runs on.
+enum SQLEngine: Sendable {
+    case sqlite
+    case postgres
 }

@@ -11,6 +11,7 @@ import Synchronization
 /// database is waited for rather than failed.
 final class SQLiteMetadataDatabase: MetadataDatabase {
     let pool: DatabasePool
+    var engine: SQLEngine { .sqlite }
     /// Lock order: a leaf (observers are called after it is released).
     private let observers = Mutex<[@Sendable (Set<Int64>?) -> Void]>([])
 
@@ -58,8 +59,8 @@ final class SQLiteMetadataDatabase: MetadataDatabase {
     }
 }
 
-/// A GRDB database connection inside `read` or `write`.
-private struct GRDBTransaction: SQLTransaction {
+/// A GRDB database connection inside `read` or `write` (or a migration's, `SQLiteSchema`).
+struct GRDBTransaction: SQLTransaction {
     let db: Database
     let changed: ChangedSites
 

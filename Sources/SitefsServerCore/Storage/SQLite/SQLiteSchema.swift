@@ -104,6 +104,12 @@ enum SQLiteSchema {
                 ALTER TABLE items ADD COLUMN symlink_target TEXT;
                 """)
         }
+        migrator.registerMigration("v5") { db in
+            // Search (`SearchSchema`): folded names, the queue of texts to index, the texts
+            // and their FTS5 index; existing names folded and files queued.
+            try db.execute(sql: SearchSchema.sqliteStatements)
+            try SearchSchema.fillV5(GRDBTransaction(db: db, changed: ChangedSites()))
+        }
         return migrator
     }
 }
