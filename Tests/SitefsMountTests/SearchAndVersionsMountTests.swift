@@ -97,4 +97,22 @@ struct SearchAndVersionsMountTests {
         #expect(middle.out == expected.out && middle.status == 0)
         #expect(try fixture.shell("echo x > '\(folder)/\(oldest)'").status != 0, "versions are read-only")
     }
+
+    /// WebDAV servers here neither search nor keep versions (see the backend's README): the
+    /// mount searches names over what it has listed and says so; versions are refused clearly.
+    @Test func aWebDAVServerIsSearchedByListedNamesAndKeepsNoVersions() throws {
+        let mount = try ScenarioMount(.apache) { server in
+            try server.makeFolder("Harbour Tower/Forms")
+            try server.write("Harbour Tower/Forms/Fire door inspection.txt", "door 3\n")
+        }
+        defer { mount.tearDown() }
+        #expect(try mount.shell("ls 'Harbour Tower/Forms'").out == "Fire door inspection.txt\n")
+        let found = try mount.sitefs(["search", mount.mountpoint.path, "FIRE", "door", "-0"])
+        #expect(found.status == 0, "\(found.err)")
+        #expect(found.out.split(separator: "\0").map(String.init) == [mount.path("Harbour Tower/Forms/Fire door inspection.txt")])
+        #expect(found.err.contains("names only"), "says what was searched: \(found.err)")
+        #expect(try mount.shell("ls '.search/fire door'").out == "Fire door inspection.txt\n")
+        let versions = try mount.sitefs(["versions", mount.path("Harbour Tower/Forms/Fire door inspection.txt")])
+        #expect(versions.status != 0 && (versions.out + versions.err).contains("keeps no versions"), "\(versions.out)\(versions.err)")
+    }
 }
