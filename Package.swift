@@ -50,7 +50,8 @@ let package = Package(
         // Linux calls Swift's Glibc module leaves out (extended attributes, copy_file_range,
         // renameat2), declared for the compiler to check.
         .systemLibrary(name: "CLinux"),
-        // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive.
+        // libxml2's push (SAX2) parser, for WebDAV multistatus bodies as they arrive and the
+        // server's document text for search (ODF and OOXML parts streamed out of their zips).
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         // libvips, with typed wrappers for its variadic calls: the server's thumbnails (images,
         // PDFs, office documents' own pictures). Linked by the server only, never the client.
@@ -117,16 +118,19 @@ let package = Package(
             dependencies: ["CFuse", "SitefsCore", .product(name: "SystemPackage", package: "swift-system")]
         ),
         // The `sitefs` executable: login, logout, mount (the daemon), unmount, status, sync,
-        // retry, pin, unpin, evict.
+        // retry, pin, unpin, evict, search, versions, restore, info.
         .executableTarget(
             name: "SitefsClientCLI",
             dependencies: [
                 "SitefsFUSE", "SitefsCore", "SitefsHTTPBackend", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
-                "SitefsCommandLine", "CLinux", "SitefsSync", "SitefsWebDAVBackend",
+                "SitefsCommandLine", "CLinux", "SitefsSync", "SitefsWebDAVBackend", "SitefsMountControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What `sitefs search`, `versions`, `restore` and `info` compute themselves around the
+        // daemon's control attributes: search folder names, short version ids, the output.
+        .target(name: "SitefsMountControl", dependencies: ["SitefsCrypto", "SitefsCommandLine"]),
         // Shared by both executables: terminal password input, log and terminal escaping.
         .target(
             name: "SitefsCommandLine",
@@ -139,7 +143,7 @@ let package = Package(
         .target(
             name: "SitefsServerCore",
             dependencies: [
-                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent", "CVips",
+                "SitefsAPI", "SitefsCrypto", "SitefsDemoContent", "CVips", "CLibXML2",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -180,6 +184,7 @@ let package = Package(
             dependencies: ["SitefsCommandLine", "SitefsTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "SitefsHTTPTests", dependencies: ["SitefsHTTP", "SitefsTestSupport"]),
+        .testTarget(name: "SitefsMountControlTests", dependencies: ["SitefsMountControl", "SitefsCrypto"]),
         .testTarget(name: "SitefsFaultProxyTests", dependencies: ["SitefsTestSupport"]),
         .testTarget(
             name: "SitefsFUSETests",

@@ -11,7 +11,8 @@ struct SitefsCommand: ParsableCommand {
             `mount -t fuse.sitefs URL MOUNTPOINT` and for an /etc/fstab line such as \
             `URL /home/anna/sites fuse.sitefs _netdev,user,noauto 0 0`.
             """,
-        subcommands: [Login.self, Logout.self, Mount.self, Unmount.self, Status.self, Sync.self, Retry.self, Pin.self, Unpin.self, Evict.self])
+        subcommands: [Login.self, Logout.self, Mount.self, Unmount.self, Status.self, Sync.self, Retry.self, Pin.self, Unpin.self, Evict.self,
+                      Search.self, Versions.self, Restore.self, Info.self])
 
     /// Rewrites the mount(8) form (`sitefs URL MOUNTPOINT -o LIST`) into `sitefs mount`'s
     /// flags before parsing (see `MountOptionList`).

@@ -34,7 +34,8 @@ struct Status: ParsableCommand {
             print("  rescued: \(TerminalText.escaped(rescue.name)): \(TerminalText.escaped(rescue.reason)); your edit is in \(TerminalText.escaped(rescue.savedAs))")
         }
         for conflict in status.uploads.conflicts {
-            print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server; your edit is in \(TerminalText.escaped(conflict.savedAs))")
+            let versus = conflict.conflictsWith.map { " (\(TerminalText.escaped($0.description)))" } ?? ""
+            print("  conflict: \(TerminalText.escaped(conflict.name)) changed on the server\(versus); your edit is in \(TerminalText.escaped(conflict.savedAs))")
         }
         if let since = status.offlineSince {
             print("offline since \(since): the server is unreachable; saves wait, online-only files cannot be opened")

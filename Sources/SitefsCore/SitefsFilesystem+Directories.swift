@@ -5,6 +5,9 @@ import SitefsSync
 
 extension SitefsFilesystem {
     public func lookup(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) -> Entry {
+        if parent == .root || VirtualNodeTable.isVirtual(parent), let entry = try virtualLookup(parent: parent, name: name) {
+            return entry
+        }
         let item = try child(named: try serverName(name), of: parent)
         let entry = entry(for: item)
         inodes.countLookup(entry.attributes.inode)
@@ -15,11 +18,16 @@ extension SitefsFilesystem {
         guard inode != .root else {
             return AttributesReply(attributes: AttributeMapping.root(configuration: configuration, mountedAt: startedAt), timeout: configuration.kernelCacheTimeout)
         }
+        if VirtualNodeTable.isVirtual(inode) {
+            return AttributesReply(attributes: try virtualAttributes(try virtualNode(inode), inode: inode),
+                                   timeout: configuration.kernelCacheTimeout)
+        }
         let item = try currentItem(try identifier(of: inode), openThrough: handle)
         return AttributesReply(attributes: attributes(of: item, inode: inode), timeout: configuration.kernelCacheTimeout)
     }
 
     public func openDirectory(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> HandleID {
+        if VirtualNodeTable.isVirtual(inode) { return try virtualOpenDirectory(try virtualNode(inode)) }
         let folder: ItemIdentifier? = inode == .root ? nil : try identifier(of: inode)
         if let folder {
             guard try currentItem(folder).kind.isContainer else { throw .notDirectory }
@@ -49,6 +57,9 @@ extension SitefsFilesystem {
     /// (`fileServerThumbnails`).
     public func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
                               emit: (DirectoryEntry) -> Bool) throws(Errno) {
+        if VirtualFolders.isVirtualHandle(handle) {
+            return try virtualReadDirectory(inode, handle: handle, offset: offset, plus: plus, emit: emit)
+        }
         guard let directory = handles.directory(handle) else { throw .badFileDescriptor }
         guard configuration.thumbnails != nil else {
             return try listEntries(inode, directory: directory, offset: offset, plus: plus, emit: emit)
@@ -116,6 +127,7 @@ extension SitefsFilesystem {
     }
 
     public func releaseDirectory(_ inode: InodeNumber, handle: HandleID) {
+        if VirtualFolders.isVirtualHandle(handle) { return virtual.close(handle) }
         if let fetch = handles.removeDirectory(handle)?.fetch { cache.endRead(fetch) }  // a no-op once stored
     }
 }

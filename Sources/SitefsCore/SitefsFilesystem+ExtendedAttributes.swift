@@ -68,11 +68,25 @@ extension SitefsFilesystem {
 
     /// Per item, in the order `listxattr` gives them.
     static let itemAttributes = ["user.sitefs.state", "user.sitefs.id", "user.sitefs.version",
-                                 "user.sitefs.created_by", "user.sitefs.modified_by"]
+                                 "user.sitefs.created_by", "user.sitefs.modified_by",
+                                 "user.sitefs.created_at", "user.sitefs.modified_at"]
 
     /// On a file: who holds its lock for editing and since when (see `lockDescription`);
     /// listed only while it has one.
     static let lockAttribute = "user.sitefs.lock"
+
+    /// Read on a file: its versions as JSON (`sitefs versions`).
+    static let versionsControl = "user.sitefs.control.versions"
+    /// Set on a file to a version's id: makes that version's content the newest version
+    /// (`sitefs restore`). A set-attribute, so the kernel lets only those who may write the
+    /// file ask.
+    static let restoreControl = "user.sitefs.control.restore"
+    /// On a file: how many versions the server keeps. Read by name only, never listed: it
+    /// costs a request, and `rsync -X` or `cp -a` read every listed attribute of every file.
+    static let versionCountAttribute = "user.sitefs.version_count"
+    /// On a conflict copy made by this mount: the server's version its edit did not replace
+    /// ("version ID of TIME by USER"), which `sitefs versions` lists on the original.
+    static let conflictWithAttribute = "user.sitefs.conflict_with"
 
     public func getExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) -> [UInt8] {
         // Only the `user.` namespace exists here: no security labels, no POSIX ACLs. Saying
@@ -81,6 +95,7 @@ extension SitefsFilesystem {
         // stops asking for the whole mount after the first ENOTSUP. Answered without
         // looking anything up.
         guard name.hasPrefix(Self.userNamespace) else { throw .notSupported }
+        if VirtualNodeTable.isVirtual(inode) { return try virtualExtendedAttribute(try virtualNode(inode), name: name) }
         if inode == .root {
             switch name {
             case Self.statusAttribute:
@@ -142,6 +157,14 @@ extension SitefsFilesystem {
         case Self.lockAttribute:
             guard let description = lockDescription(of: try identifier(of: inode)) else { throw .noData }
             return Array(description.utf8)
+        case Self.versionsControl:
+            return try versionsAnswer(inode)
+        case Self.versionCountAttribute:
+            return try versionCount(inode)
+        case Self.conflictWithAttribute:
+            let identifier = try identifier(of: inode)
+            guard let versus = conflictedVersions.withLock({ $0[identifier] }) else { throw .noData }
+            return Array(versus.description.utf8)
         default:
             break
         }
@@ -154,6 +177,8 @@ extension SitefsFilesystem {
         case "user.sitefs.version": value = item.version
         case "user.sitefs.created_by": value = item.createdBy
         case "user.sitefs.modified_by": value = item.modifiedBy
+        case "user.sitefs.created_at": value = item.created.rfc3339
+        case "user.sitefs.modified_at": value = item.modified.rfc3339
         default: throw .noData
         }
         return Array(value.utf8)
@@ -161,13 +186,23 @@ extension SitefsFilesystem {
 
     public func listExtendedAttributes(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [String] {
         if inode == .root { return [Self.statusAttribute] }
+        if VirtualNodeTable.isVirtual(inode) { return [] }
         let identifier = try identifier(of: inode)
         var names = pinCovering(identifier) == nil ? Self.itemAttributes : Self.itemAttributes + [Self.pinnedAttribute]
         if lockDescription(of: identifier) != nil { names.append(Self.lockAttribute) }
+        if conflictedVersions.withLock({ $0[identifier] }) != nil { names.append(Self.conflictWithAttribute) }
         return names
     }
 
     public func setExtendedAttribute(_ inode: InodeNumber, name: String, value: [UInt8], flags: Int32, context: RequestContext) throws(Errno) {
+        try refuseVirtual(inode)
+        if name == Self.restoreControl, inode != .root {
+            try checkController(context)
+            guard (1...1024).contains(value.count), let version = String(validating: value, as: UTF8.self) else {
+                throw .invalidArgument
+            }
+            return try restore(inode, version: version)
+        }
         if inode == .root, name == Self.retryAttribute {
             try checkController(context)
             sync.retryFailed()
@@ -188,13 +223,15 @@ extension SitefsFilesystem {
             }
             return
         }
-        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) || name == Self.lockAttribute {
+        if Self.itemAttributes.contains(name) || Self.rootAttributes.contains(name) || name == Self.lockAttribute
+            || name == Self.conflictWithAttribute || name == Self.versionCountAttribute {
             throw .permissionDenied  // read-only
         }
         throw .notSupported
     }
 
     public func removeExtendedAttribute(_ inode: InodeNumber, name: String, context: RequestContext) throws(Errno) {
+        try refuseVirtual(inode)
         if name == Self.pinnedAttribute {
             try checkController(context)
             guard sync.pins.pinned.contains(try identifier(of: inode)) else { throw .noData }  // not pinned itself

@@ -15,6 +15,7 @@ extension SitefsFilesystem {
     /// within about a second, however slow the server. Another opener that was waiting for
     /// that download was not interrupted: it tries again and downloads itself.
     public func open(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
+        if VirtualNodeTable.isVirtual(inode) { return try virtualOpen(try virtualNode(inode), flags: flags, context: context) }
         var attempts = 0
         while true {
             attempts += 1
@@ -71,6 +72,7 @@ extension SitefsFilesystem {
     /// that, it becomes a new version of that file; deleted, it never reaches the server.
     /// Works offline: the save is journaled like any other.
     public func create(parent: InodeNumber, name: FileName, mode: UInt32, flags: Int32, context: RequestContext) throws(Errno) -> (Entry, OpenReply) {
+        try refuseVirtual(parent, name: name)
         let folder = try writableFolder(parent)
         let fileName = try serverName(name)
         if let violation = ItemName.violation(of: fileName) {
@@ -487,6 +489,9 @@ extension SitefsFilesystem {
             if let original { cache.upsertIfKnown(original) }
             cache.upsert(conflictCopy)
             conflictCopies.withLock { _ = $0.insert(conflictCopy.identifier) }
+            if let original {
+                conflictedVersions.withLock { $0[conflictCopy.identifier] = SyncStatus.ConflictingVersion(original) }
+            }
             // A save refused by someone's lock: the server's item names them.
             let holder = original?.lock.flatMap { $0.heldHere ? nil : $0.holderName }
             onNotice?(.conflict(path: displayPath(of: original?.identifier ?? identifier), copyName: conflictCopy.name,
@@ -567,6 +572,7 @@ extension SitefsFilesystem {
     }
 
     public func setAttributes(of inode: InodeNumber, _ changes: AttributeChanges, handle: HandleID?, context: RequestContext) throws(Errno) -> AttributesReply {
+        try refuseVirtual(inode)
         guard inode != .root else { throw .permissionDenied }
         let identifier = try identifier(of: inode)
         var item = try currentItem(identifier, openThrough: handle)

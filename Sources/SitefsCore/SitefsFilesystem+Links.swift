@@ -9,6 +9,7 @@ import Synchronization
 /// listed without it) from the link's content, once; renamed and removed as files are.
 extension SitefsFilesystem {
     public func makeSymlink(parent: InodeNumber, name: FileName, target: [UInt8], context: RequestContext) throws(Errno) -> Entry {
+        try refuseVirtual(parent, name: name)
         let folder = try writableFolder(parent)
         let linkName = try serverName(name)
         if let violation = ItemName.violation(of: linkName) {
@@ -44,6 +45,7 @@ extension SitefsFilesystem {
     }
 
     public func readLink(_ inode: InodeNumber, context: RequestContext) throws(Errno) -> [UInt8] {
+        if VirtualNodeTable.isVirtual(inode) { throw .invalidArgument }
         let item = try currentItem(try identifier(of: inode))
         guard item.kind == .symlink else { throw .invalidArgument }
         if let target = item.symlinkTarget { return target }

@@ -16,6 +16,7 @@ import SystemPackage
 /// (SyncEngine+EditorSaves).
 extension SitefsFilesystem {
     public func makeDirectory(parent: InodeNumber, name: FileName, mode: UInt32, context: RequestContext) throws(Errno) -> Entry {
+        try refuseVirtual(parent, name: name)
         let folder = try writableFolder(parent)
         let folderName = try serverName(name)
         if let violation = ItemName.violation(of: folderName) {
@@ -57,6 +58,7 @@ extension SitefsFilesystem {
     }
 
     public func unlink(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
+        try refuseVirtual(parent, name: name)
         _ = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
         guard !item.kind.isContainer else { throw .isDirectory }
@@ -68,6 +70,7 @@ extension SitefsFilesystem {
     }
 
     public func removeDirectory(parent: InodeNumber, name: FileName, context: RequestContext) throws(Errno) {
+        try refuseVirtual(parent, name: name)
         _ = try writableFolder(parent)
         let item = try child(named: try serverName(name), of: parent)
         guard item.kind == .folder else { throw item.kind == .site ? .permissionDenied : .notDirectory }
@@ -151,6 +154,8 @@ extension SitefsFilesystem {
 
     public func rename(parent: InodeNumber, name: FileName, newParent: InodeNumber, newName: FileName, flags: UInt32,
                        context: RequestContext) throws(Errno) {
+        try refuseVirtual(parent, name: name)
+        try refuseVirtual(newParent, name: newName)
         let renameNoReplace: UInt32 = 1, renameExchange: UInt32 = 2
         guard flags & renameExchange == 0 else { throw .invalidArgument }
         let from = try writableFolder(parent)

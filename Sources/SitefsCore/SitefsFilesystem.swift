@@ -28,7 +28,7 @@ import SitefsConcurrency
 /// Debug builds check this order at run time (`LockOrder`).
 /// Leaves, under which nothing else is taken: `InodeTable`, `HandleTable`, `ItemCache`
 /// (whose writes to the metadata database are queued in memory), `openedVersions`,
-/// `conflictCopies`, `refusedBackgroundReaders`, `picturelessVersions`, `invalidator`, `savePause`, the engine's `PinRegistry` and the
+/// `conflictCopies`, `conflictedVersions`, `refusedBackgroundReaders`, `virtual`'s, `picturelessVersions`, `invalidator`, `savePause`, the engine's `PinRegistry` and the
 /// backend's `ConnectionMonitor`, and `PinKeeper`'s own (its pass runs with none held).
 public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// The server, through the mount's `ConnectionMonitor`: while it is unreachable, what
@@ -54,10 +54,14 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     let refusedBackgroundReaders = Mutex<Set<String>>([])
     /// Conflict copies made by this mount (their `user.sitefs.state` is "conflict").
     let conflictCopies = Mutex<Set<ItemIdentifier>>([])
+    /// The server's version each of those copies' edits lost to (`user.sitefs.conflict_with`).
+    let conflictedVersions = Mutex<[ItemIdentifier: SyncStatus.ConflictingVersion]>([:])
     /// atime, and ctime where this mount changed metadata (see the type).
     let localTimes = LocalTimes()
     /// Owners root gave, and other users' items made through `--allow-other` (see the type).
     let localOwners = LocalOwners()
+    /// The search and versions folders (`VirtualNode`).
+    let virtual = VirtualFolders()
     /// The signed-in user (conflict copies' names, new files' creator).
     let userName: String
     /// Others' locks on documents as last seen (`LockFileBackend` records them on their
@@ -441,6 +445,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     }
 
     public func forget(_ inode: InodeNumber, lookups: UInt64) {
+        if VirtualNodeTable.isVirtual(inode) { return virtual.nodes.forget(inode, lookups: lookups) }
         inodes.forget(inode, lookups: lookups)
     }
 }

@@ -6,12 +6,13 @@ import SitefsWebDAV
 
 /// One function per parser; each must return (or throw its own error) for any input.
 enum FuzzTargets {
-    static let names = ["json-page", "json-changes", "rfc3339", "headers", "item-name", "multistatus"]
+    static let names = ["json-page", "json-changes", "json-search", "rfc3339", "headers", "item-name", "multistatus"]
 
     static func run(_ target: String, on bytes: [UInt8]) {
         switch target {
         case "json-page": BackendFuzzing.validatePage(bytes)
         case "json-changes": _ = try? JSONDecoder().decode(ChangePage.self, from: Data(bytes))
+        case "json-search": BackendFuzzing.validateSearchPage(bytes)
         case "rfc3339": _ = Timestamp(rfc3339: String(decoding: bytes, as: UTF8.self))
         case "headers": HTTPFuzzing.parseResponseHeaders(bytes)
         case "item-name": _ = try? ItemName.validate(utf8: bytes)

@@ -93,6 +93,19 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// Up to `limit` cached items for which `matches` holds (a search over what the mount has
+    /// listed). The items are taken under the lock and tested after it is released, so a
+    /// scan of a large cache does not hold up the filesystem.
+    public func items(limit: Int, matching matches: (ProviderItem) -> Bool) -> [ProviderItem] {
+        let all = state.withLock { Array($0.items.values) }
+        var found: [ProviderItem] = []
+        for cached in all where matches(cached.item) {
+            found.append(cached.item)
+            if found.count >= limit { break }
+        }
+        return found
+    }
+
     /// Stores items a server page brought. With `read` (the page's request, still pending), an
     /// item that changed here since the read began keeps its newer state.
     public func store(_ items: [ProviderItem], asOf read: ServerRead? = nil) {
@@ -176,14 +189,20 @@ public final class ItemCache: Sendable {
         persistence?.saveListing(serverOnly, of: folder)
     }
 
-    /// Forgets a folder's listing (and its items' freshness) after an operation whose outcome
-    /// on the server is unknown (the answer was lost): the next lookup asks the server.
+    /// Makes a folder's listing and its items stale after an operation whose outcome on the
+    /// server is unknown (the answer was lost): the next lookup asks the server. They are
+    /// kept as they were, as a listing loaded after a kill is, for while the server cannot be
+    /// reached: a failure in transit is often the first sign of going offline, and dropping
+    /// them then left files this mount had listed (and pinned) unreachable until it was back.
     public func forgetListing(of folder: ItemIdentifier) {
+        let stale = clock.now - maxAge - .seconds(1)
         state.withLock { state in
             state.reads.forgetListings(of: folder)
-            guard let listing = state.listings.removeValue(forKey: folder) else { return }
+            guard var listing = state.listings[folder] else { return }
+            listing.fetchedAt = stale
+            state.listings[folder] = listing
             for identifier in listing.identifiers {
-                state.items[identifier] = nil
+                if let cached = state.items[identifier] { state.items[identifier] = Cached(item: cached.item, fetchedAt: stale) }
                 state.reads.noteChange(of: identifier)  // a page in flight must not bring it back as fresh
             }
         }

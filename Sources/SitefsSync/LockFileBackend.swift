@@ -177,6 +177,25 @@ public struct LockFileBackend: DocumentBackend {
         try base.delete(item, baseVersion: baseVersion)
     }
 
+    // MARK: Search and versions
+
+    public var searchSupport: SearchSupport { base.searchSupport }
+
+    public func search(_ query: SearchQuery, after token: PageToken?, limit: Int) throws(ProviderError) -> SearchPage {
+        try base.search(query, after: token, limit: limit)
+    }
+
+    /// A lock file is made here and has no versions.
+    public func versions(of file: ItemIdentifier) throws(ProviderError) -> [ItemVersion] {
+        if file.lockedDocument != nil { throw .refused(status: 400, code: "not_a_file", message: "a lock file keeps no versions") }
+        return try base.versions(of: file)
+    }
+
+    public func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        try Self.refuseWrite(file)
+        return try base.restore(file, version: version, baseVersion: baseVersion)
+    }
+
     // MARK: Locks
 
     public var lockSupport: LockSupport { base.lockSupport }

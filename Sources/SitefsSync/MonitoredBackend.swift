@@ -91,6 +91,20 @@ public struct MonitoredBackend: DocumentBackend {
         try send { () throws(ProviderError) in try base.delete(item, baseVersion: baseVersion) }
     }
 
+    public var searchSupport: SearchSupport { base.searchSupport }
+
+    public func search(_ query: SearchQuery, after token: PageToken?, limit: Int) throws(ProviderError) -> SearchPage {
+        try send { () throws(ProviderError) in try base.search(query, after: token, limit: limit) }
+    }
+
+    public func versions(of file: ItemIdentifier) throws(ProviderError) -> [ItemVersion] {
+        try send { () throws(ProviderError) in try base.versions(of: file) }
+    }
+
+    public func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem {
+        try send { () throws(ProviderError) in try base.restore(file, version: version, baseVersion: baseVersion) }
+    }
+
     public var lockSupport: LockSupport { base.lockSupport }
 
     public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {

@@ -1,3 +1,4 @@
+import SitefsAPI
 import SitefsProvider
 
 /// What the sync engine holds, as `sitefs status` and `sitefs sync` show it: the daemon
@@ -62,6 +63,43 @@ public struct SyncStatus: Sendable, Codable {
     public struct Conflict: Sendable, Codable {
         public var name: String
         public var savedAs: String
+        /// The server's version the edit lost to (`sitefs versions` lists it); absent from a
+        /// daemon older than the client, or when the server's item could not be read.
+        public var conflictsWith: ConflictingVersion?
+
+        public init(name: String, savedAs: String, conflictsWith: ConflictingVersion? = nil) {
+            self.name = name
+            self.savedAs = savedAs
+            self.conflictsWith = conflictsWith
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name
+            case savedAs
+            case conflictsWith = "conflicts_with"
+        }
+    }
+
+    /// A version a conflict copy's edit did not replace: who stored it and when.
+    public struct ConflictingVersion: Sendable, Codable, Equatable {
+        public var version: String
+        public var modifiedBy: String
+        public var modifiedAt: Timestamp
+
+        public init(_ item: ProviderItem) {
+            version = item.version
+            modifiedBy = item.modifiedBy
+            modifiedAt = item.modified
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case version
+            case modifiedBy = "modified_by"
+            case modifiedAt = "modified_at"
+        }
+
+        /// For a person: "version 3f2a… of 2026-11-27T14:03:12Z by ben".
+        public var description: String { "version \(version.prefix(12)) of \(modifiedAt.rfc3339) by \(modifiedBy)" }
     }
 
     enum CodingKeys: String, CodingKey {

@@ -234,7 +234,8 @@ extension Uploader {
         switch createFile(job, named: name, in: &parent, modified: nil, progress: nil) {
         case .success(let copy):
             let why = current?.lock.flatMap { $0.heldHere ? nil : "is locked for editing by \($0.holderName)" } ?? "changed on the server"
-            logger.warning("conflict: \(job.name) \(why); your edit was saved as \(copy.name)")
+            let versus = current.map { "; the server's is \(SyncStatus.ConflictingVersion($0).description)" } ?? ""
+            logger.warning("conflict: \(job.name) \(why); your edit was saved as \(copy.name)\(versus)")
             return .conflicted(job, original: current, copy: copy)
         case .failure(let error):
             return calls(forRescue: error, of: job) ? rescue(job, refusedWith: error) : .failed(job, error)

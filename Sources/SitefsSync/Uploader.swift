@@ -533,9 +533,9 @@ final class Uploader: @unchecked Sendable {
             saves.rebaseQueued(job.identifier, from: job.baseVersion, to: item.version)
         case .created(_, let item):
             settleCreation(of: job, as: item)
-        case .conflicted(_, _, let copy):
+        case .conflicted(_, let original, let copy):
             write(.confirm(job, version: copy.version, follower: nil))
-            records.add(Status.Conflict(name: job.name, savedAs: copy.name))
+            records.add(Status.Conflict(name: job.name, savedAs: copy.name, conflictsWith: original.map(Status.ConflictingVersion.init)))
         case .recreated(_, let item):
             write(.confirm(job, version: item.version, follower: nil))
         case .rescued(_, let copy, let savedAs, let reason):

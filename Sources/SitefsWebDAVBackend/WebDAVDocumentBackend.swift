@@ -30,6 +30,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let heldLocks = HeldLocks()
     let lockSightings = LockSightings()
     let lockSupportFound = Mutex<LockSupport?>(nil)
+    /// What the server's OPTIONS said about search (nil until asked; see
+    /// `WebDAVDocumentBackend+Search`). A leaf, like `said`.
+    let searchSupportFound = Mutex<SearchSupport?>(nil)
     /// Whether the server keeps dead properties (nil until a PROPPATCH answered): see
     /// `WebDAVDocumentBackend+Properties`. A leaf, like `said`.
     let propertiesKept = Mutex<Bool?>(nil)

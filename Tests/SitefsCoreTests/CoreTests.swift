@@ -390,6 +390,13 @@ import Testing
         let conflictCopy = try #require(harness.backend.node(named: savedAs, in: site))
         #expect(harness.backend.content(of: conflictCopy.identifier) == Array("mine".utf8))
         #expect(try harness.list(siteInode).map(\.name.description).contains(savedAs))
+        // The copy names the server's version its edit did not replace.
+        let theirs = try harness.backend.item(file)
+        #expect(status.conflicts.first?.conflictsWith?.version == theirs.version)
+        let copyInode = try harness.lookup(siteInode, savedAs).attributes.inode
+        let versus = try harness.xattr(copyInode, "user.sitefs.conflict_with")
+        #expect(versus.hasPrefix("version \(theirs.version.prefix(12)) of "), "\(versus)")
+        #expect(try harness.filesystem.listExtendedAttributes(copyInode, context: harness.context).contains("user.sitefs.conflict_with"))
     }
 
     @Test func aJournaledSaveIsUploadedByTheNextMount() throws {

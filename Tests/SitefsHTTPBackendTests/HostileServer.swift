@@ -19,6 +19,9 @@ func withHostileServer(
     router.get("/v1/items/:id/children", use: handler)
     router.get("/v1/items/:id/content", use: handler)
     router.get("/v1/changes", use: handler)
+    router.get("/v1/search", use: handler)
+    router.get("/v1/items/:id/versions", use: handler)
+    router.post("/v1/items/:id/versions/:etag/restore", use: handler)
     let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     try await app.test(.live) { client in
         let port = try #require(client.port)

@@ -69,14 +69,14 @@ struct FileManagerExtensionTests {
             try self.driver([fileManager] + arguments, environment)
         }
 
-        #expect(try driver(["menu", folder], environment) == #"["Keep on This Device", "Free Up Space", "Sync Now"]"#)
+        #expect(try driver(["menu", folder], environment) == #"["Keep on This Device", "Free Up Space", "Sync Now", "Search in This Site\u2026"]"#)
         #expect(try driver(["menu", fixture.root.path], environment) == "[]", "nothing outside sitefs")
         let pinned = try driver(["activate", "SitefsPin", folder], environment)
         #expect(pinned.contains(#""status": 0"#), "\(pinned)")
         #expect(try fixture.shell("getfattr --only-values -n user.sitefs.pinned Riverside/Plans").out == "1")
         #expect(try fixture.sitefs(["sync", "--pinned", fixture.mountpoint.path]).status == 0)
         #expect(try driver(["emblems", one, folder], environment).contains(#""emblem-sitefs-kept""#))
-        #expect(try driver(["menu", folder], environment) == #"["Stop Keeping on This Device", "Free Up Space", "Sync Now"]"#)
+        #expect(try driver(["menu", folder], environment) == #"["Stop Keeping on This Device", "Free Up Space", "Sync Now", "Search in This Site\u2026"]"#)
         #expect(try driver(["menu", one], environment) == #"["Free Up Space", "Sync Now"]"#, "a file its pinned folder keeps")
 
         // Free up space on a file the pinned folder keeps: refused, and the desktop told why.
@@ -101,6 +101,40 @@ struct FileManagerExtensionTests {
         let menu = try driver(["menu", fixture.path("Riverside/Plans/\(copy)")], environment)
         #expect(menu.contains("Show the Server's Version"), "\(menu)")
         #expect(try driver(["emblems", fixture.path("Riverside/Plans/\(copy)")], environment).contains("emblem-sitefs-conflict"))
+    }
+
+    /// Search in This Site, on a folder's menu and an open folder's background, for folders
+    /// in a site (not the mount root, nothing outside sitefs, no file): it opens the site's
+    /// search folder for the words the dialog got (the dialog itself answered by the
+    /// driver), and words that cannot be a folder name are a notification saying why.
+    @Test(arguments: ["nautilus", "nemo"])
+    func searchInThisSiteOpensTheSitesSearchFolder(fileManager: String) throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        try #require(try fixture.shell("mkdir Riverside/Plans && printf 'plan one' > Riverside/Plans/one.pdf").status == 0)
+        let environment = fixture.environment.merging(extensionEnvironment(nil)) { $1 }
+        let run = { (arguments: [String]) throws -> String in try self.driver([fileManager] + arguments, environment) }
+        let site = fixture.path("Riverside"), folder = fixture.path("Riverside/Plans"), file = fixture.path("Riverside/Plans/one.pdf")
+        let search = #""Search in This Site\u2026""#
+
+        #expect(try run(["background-menu", folder]) == "[\(search)]")
+        #expect(try run(["background-menu", site]) == "[\(search)]")
+        #expect(try run(["background-menu", fixture.mountpoint.path]) == "[]", "the mount root is no site")
+        #expect(try run(["background-menu", fixture.root.path]) == "[]", "nothing outside sitefs")
+        #expect(try run(["menu", folder]).contains(search))
+        #expect(try !run(["menu", file]).contains("Search"), "a file has no search")
+
+        let expected = fixture.mountpoint.path + #"/.search/level 1 plan site:"Riverside""#
+        #expect(try Self.object(run(["search-path", folder, "level  1 plan"]))["path"] as? String == expected)
+        #expect(try Self.object(run(["search", "item", folder, "level 1 plan"]))["opened"] as? String == expected)
+        #expect(try Self.object(run(["search", "background", site, "level 1 plan"]))["opened"] as? String == expected)
+        let refused = try Self.object(run(["search", "background", folder, "plans/2026"]))
+        #expect((refused["notified"] as? String)?.contains("may not contain '/'") == true, "\(refused)")
+        #expect(try Self.object(run(["search-path", fixture.mountpoint.path, "plan"]))["error"] != nil)
+    }
+
+    private static func object(_ json: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any], "\(json)")
     }
 
     // MARK: Helpers

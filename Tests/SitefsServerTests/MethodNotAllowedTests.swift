@@ -9,7 +9,8 @@ import Testing
 /// is 404 (schemathesis found TRACE answered 404).
 @Suite struct MethodNotAllowedTests {
     static let paths = ["/v1/session", "/v1/sites", "/v1/changes", "/v1/search", "/v1/items/7", "/v1/items/7/children",
-                        "/v1/items/7/versions", "/v1/items/7/content", "/v1/items/7/thumbnail", "/v1/items/7/lock"]
+                        "/v1/items/7/versions", "/v1/items/7/versions/abc/restore", "/v1/items/7/content",
+                        "/v1/items/7/thumbnail", "/v1/items/7/lock"]
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .patch, .delete, .trace, .options]
 
     /// Every method of every path either reaches a route (anything but 404/405: without a

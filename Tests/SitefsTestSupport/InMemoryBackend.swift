@@ -14,6 +14,20 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var item: ProviderItem
         public var content: [UInt8] = []
         public var position: Int
+        /// The versions before the current one, oldest first (see `versions(of:)`).
+        public var history: [StoredVersion] = []
+
+        /// Keeps what the node holds now as an older version, before its content changes.
+        mutating func keepVersion() {
+            history.append(StoredVersion(version: item.version, content: content, modified: item.modified, by: item.modifiedBy))
+        }
+    }
+
+    public struct StoredVersion: Sendable {
+        public var version: String
+        public var content: [UInt8]
+        public var modified: Timestamp
+        public var by: String
     }
 
     public struct State {
@@ -67,6 +81,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var craftedChildren: (@Sendable (PageToken?) -> Page)?
         /// The same for `changes`.
         public var craftedChanges: (@Sendable (PageToken?) -> ChangeBatch)?
+        /// Whether `search` answers (a server that searches) or is refused (WebDAV's).
+        public var searches = false
     }
 
     /// The backend's state under one lock, whose condition every held call waits on.
@@ -242,7 +258,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
                             createdBy: "test", modifiedBy: "test", version: UUID().uuidString, capabilities: capabilities)
     }
 
-    private func call(_ name: String) throws(ProviderError) {
+    func call(_ name: String) throws(ProviderError) {
         let (failure, before) = state.withLock { state in
             state.calls[name, default: 0] += 1
             return (state.failure ?? state.failuresByCall[name], state.beforeAnswer.removeValue(forKey: name))
@@ -255,6 +271,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
     public func editOnServer(_ identifier: ItemIdentifier, content: [UInt8]) {
         state.withLock { state in
             guard var node = state.nodes[identifier] else { return }
+            node.keepVersion()
             node.content = content
             node.item.size = Int64(content.count)
             node.item.version = UUID().uuidString
@@ -332,8 +349,13 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         if range == nil { try waitWhileWholeFetchesAreHeld(cancellation) }
         let (bytes, current) = try state.withLock { state throws(ProviderError) -> ([UInt8], String) in
-            guard let node = state.nodes[file] else { throw .notFound }
-            if let version, version != node.item.version { throw .notFound }
+            guard var node = state.nodes[file] else { throw .notFound }
+            if let version, version != node.item.version {
+                // An older version, read as it was stored.
+                guard let old = node.history.first(where: { $0.version == version }) else { throw .notFound }
+                node.content = old.content
+                node.item.version = old.version
+            }
             // A range past the content (the size claimed was false): what a server sends is short.
             if let range, range.lowerBound >= Int64(node.content.count) { throw .invalidResponse("416: range not satisfiable") }
             let bytes = range.map { Array(node.content[Int($0.lowerBound)...Int(min($0.upperBound, Int64(node.content.count) - 1))]) }
@@ -425,6 +447,7 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
             guard var node = state.nodes[file] else { throw .notFound }
             try Self.refuseIfLockedElsewhere(node)
             if let baseVersion, baseVersion != node.item.version { throw .versionMismatch(current: node.item) }
+            node.keepVersion()
             node.content = Array(data)
             node.item.size = Int64(data.count)
             node.item.version = UUID().uuidString

@@ -13,6 +13,7 @@ enum AllowedMethods {
         (["v1", "items", ":id"], [.get, .patch, .delete]),
         (["v1", "items", ":id", "children"], [.get, .post]),
         (["v1", "items", ":id", "versions"], [.get]),
+        (["v1", "items", ":id", "versions", ":etag", "restore"], [.post]),
         (["v1", "items", ":id", "content"], [.get, .put]),
         (["v1", "items", ":id", "thumbnail"], [.get]),
         (["v1", "items", ":id", "lock"], [.put, .delete]),

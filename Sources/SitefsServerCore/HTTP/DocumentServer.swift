@@ -36,6 +36,7 @@ public enum DocumentServer {
         signedIn.get("items/:id/children", use: items.children)
         signedIn.post("items/:id/children", use: items.create)
         signedIn.get("items/:id/versions", use: items.versions)
+        signedIn.post("items/:id/versions/:etag/restore", use: items.restore)
         signedIn.get("items/:id/content", use: content.download)
         signedIn.put("items/:id/content", use: content.upload)
         signedIn.get("items/:id/thumbnail", use: thumbnailRoutes.thumbnail)

@@ -87,6 +87,18 @@ struct ItemRoutes {
         return JSONBody.response(VersionList(versions: versions))
     }
 
+    /// `POST /v1/items/{id}/versions/{etag}/restore`: that version's content becomes the
+    /// newest version (`DocumentStore.restore`), under `If-Match` and the lock tokens sent,
+    /// as an upload is. The item as it is then, with its new etag.
+    func restore(_ request: Request, context: ServerRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let item = try await documents.restore(
+            try context.parameters.require("id"), version: try context.parameters.require("etag"),
+            condition: ConditionalHeaders.ifMatch(request), by: caller, locks: try LockRoutes.tokens(in: request))
+        thumbnails.prepare(item, by: caller)
+        return JSONBody.response(item, headers: [.eTag: ConditionalHeaders.quoted(item.etag)])
+    }
+
     func changes(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
         let wait = try query.integer("wait", in: 0...DocumentStore.longestChangeWait, default: 0)

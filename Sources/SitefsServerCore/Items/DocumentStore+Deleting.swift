@@ -30,7 +30,9 @@ extension DocumentStore {
                 try Mutation.recordChange(db, site: victim.row.siteID, item: itemID, deleted: true)
             }
             try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [victim.row.id])
-            return blobs
+            // Versions share blobs (a restore's); none outside the subtree today, but only
+            // what no version names any more is deleted.
+            return try Mutation.unreferenced(blobs, in: db)
         }
         // After the commit: a crash before this line leaves unreferenced blobs, never a
         // version without its bytes.

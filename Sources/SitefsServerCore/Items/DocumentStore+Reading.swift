@@ -79,7 +79,7 @@ extension DocumentStore {
                 return ContentLocation(path: blobs.path(of: blob), size: file.row.size, etag: file.row.etag, contentType: contentType)
             }
             guard let row = try db.row(sql: "SELECT blob, size FROM versions WHERE item_id = ? AND etag = ?", arguments: [file.row.id, version])
-            else { throw APIError(.notFound, code: "no_such_version", "this file has no version '\(version)'") }
+            else { throw APIError.noSuchVersion(version) }
             return ContentLocation(path: blobs.path(of: try row.text("blob")), size: try row.int("size"), etag: version,
                                    contentType: contentType)
         }

@@ -136,8 +136,9 @@ extension DocumentStore {
             arguments: [target.id, source.row.etag, source.row.size, blob, when, caller.name])
         // The survivor has new content: its text is queued; the source's index rows go with it.
         try SearchJobs.enqueue(db, item: target.id, etag: source.row.etag, at: now)
-        let orphans = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
+        let candidates = try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ? AND blob != ?", arguments: [source.row.id, blob])
         try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [source.row.id])
+        let orphans = try Mutation.unreferenced(candidates, in: db)
         try Mutation.recordChange(db, site: source.row.siteID, item: source.row.id, deleted: true)
         try Mutation.recordChange(db, site: target.siteID, item: target.id)
         guard let survivor = try ItemRow.fetch(db, id: target.id, at: now) else { throw StoreFailure("replaced item vanished") }

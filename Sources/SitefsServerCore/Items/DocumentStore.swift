@@ -54,6 +54,27 @@ enum Mutation {
         try db.execute(sql: "UPDATE items SET list_seq = ? WHERE id = ?", arguments: [seq, item])
     }
 
+    /// Of `blobs` (named by versions a write is removing), those no version names any more
+    /// once the write's deletions are made, each once: what may be deleted after the commit.
+    /// A blob can be shared: a restore's new version names the restored version's blob, and
+    /// a file replaced by a rename takes the moved file's. Asked in batches of
+    /// `BlobCollector.batch` names.
+    static func unreferenced(_ blobs: [String], in db: any SQLTransaction) throws -> [String] {
+        var seen = Set<String>()
+        let unique = blobs.filter { seen.insert($0).inserted }
+        var result: [String] = []
+        var start = 0
+        while start < unique.count {
+            let batch = Array(unique[start..<min(start + BlobCollector.batch, unique.count)])
+            start += batch.count
+            let placeholders = Array(repeating: "?", count: batch.count).joined(separator: ", ")
+            let referenced = Set(try db.texts(sql: "SELECT DISTINCT blob FROM versions WHERE blob IN (\(placeholders))",
+                                              arguments: batch))
+            result += batch.filter { !referenced.contains($0) }
+        }
+        return result
+    }
+
     struct NewItem {
         var siteID: Int64?
         var parentID: Int64?

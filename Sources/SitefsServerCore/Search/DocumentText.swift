@@ -29,23 +29,70 @@ struct ExtractedText: Sendable, Equatable {
 }
 
 /// Reads the text of documents (plain text, ODF, OOXML, PDF) for the search index.
+///
+/// The type comes from the name's extension and is checked against the first bytes
+/// (`DocumentKind`); each family has its reader (`PlainText`, `OpenDocumentText` and
+/// `OfficeOpenXMLText` over `OfficeArchive`, `PDFText` over `BoundedProcess`), all feeding
+/// one `TextCollector`, which keeps the text limit and the deadline. Whatever stops a reader
+/// (`ExtractionStop`) becomes the outcome, with the text read until then.
 enum DocumentText {
+    /// Extraction blocks (file reads, inflating, a child's pipe), so it runs here, off
+    /// Swift's cooperative pool. Concurrent: how many documents are read at once is the
+    /// caller's to bound (the index worker).
+    private static let queue = DispatchQueue(label: "sitefs.search-extraction", attributes: .concurrent)
+
+    /// The longest time limit honoured: a larger one is taken as this.
+    static let longestTimeLimit: Duration = .seconds(24 * 3600)
+
     /// The text of the file at `path`, whose item is named `name` (its type comes from the
     /// name's extension, checked against the content). Never throws: what cannot be read is
     /// an outcome, and the item is still found by name.
     static func extract(fileAt path: String, name: String, limits: ExtractionLimits = ExtractionLimits()) async
         -> ExtractedText {
-        let lowered = name.lowercased()
-        guard lowered.hasSuffix(".txt") || lowered.hasSuffix(".md") || lowered.hasSuffix(".csv") else {
-            return ExtractedText(text: "", outcome: .unsupportedType)
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: extractNow(fileAt: path, name: name, limits: limits)) }
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            return ExtractedText(text: "", outcome: .failed("cannot open the stored file"))
+    }
+
+    /// `extract` on the calling thread. `pdftotext` replaces the program found on PATH
+    /// (tests use a stand-in that hangs).
+    static func extractNow(fileAt path: String, name: String, limits: ExtractionLimits, pdftotext: String? = nil)
+        -> ExtractedText {
+        let timeLimit = min(max(limits.timeLimit, .zero), longestTimeLimit)
+        let deadline = ContinuousClock.now.advanced(by: timeLimit)
+        guard let kind = DocumentKind(name: name) else { return ExtractedText(text: "", outcome: .unsupportedType) }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return ExtractedText(text: "", outcome: .failed("the stored file is missing or not a regular file"))
         }
+        let size = Int64(info.st_size)
+        guard size <= limits.maximumInputBytes else {
+            return ExtractedText(text: "", outcome: .truncated("input limit: the file is \(size) bytes, over \(limits.maximumInputBytes)"))
+        }
+        if let why = kind.mismatch(head: head(of: path)) { return ExtractedText(text: "", outcome: .failed(why)) }
+        let collector = TextCollector(maximumBytes: limits.maximumTextBytes, deadline: deadline)
+        do throws(ExtractionStop) {
+            switch kind {
+            case .plainText:
+                try PlainText.read(fileAt: path, collector: collector)
+            case .openDocument:
+                try OpenDocumentText.read(OfficeArchive(path: path, collector: collector, limits: limits))
+            case .officeOpenXML(let family):
+                try OfficeOpenXMLText.read(OfficeArchive(path: path, collector: collector, limits: limits), kind: family)
+            case .pdf:
+                try PDFText.read(fileAt: path, collector: collector, program: pdftotext)
+            }
+            return ExtractedText(text: collector.text, outcome: .complete)
+        } catch {
+            return ExtractedText(text: collector.text, outcome: error.outcome(limits: limits))
+        }
+    }
+
+    /// The file's first bytes, as many as `DocumentKind.mismatch` looks at (fewer for a
+    /// shorter file, none for one that cannot be read: it then fails the check).
+    private static func head(of path: String) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: limits.maximumTextBytes + 1)) ?? Data()
-        let truncated = data.count > limits.maximumTextBytes
-        let text = String(decoding: data.prefix(limits.maximumTextBytes), as: UTF8.self)
-        return ExtractedText(text: text, outcome: truncated ? .truncated("text limit") : .complete)
+        return Array((try? handle.read(upToCount: DocumentKind.pdfHeaderWindow)) ?? Data())
     }
 }

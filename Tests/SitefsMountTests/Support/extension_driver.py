@@ -7,6 +7,13 @@ MenuProvider as the file manager would.
     extension_driver.py EXTENSION_DIR FILE_MANAGER menu PATH...          -> ["label", ...]
     extension_driver.py EXTENSION_DIR FILE_MANAGER activate NAME PATH... -> the finished
         action (JSON), once its `sitefs` run ended (a main loop runs until then, at most 60 s).
+    extension_driver.py EXTENSION_DIR FILE_MANAGER background-menu FOLDER -> ["label", ...]
+        of the open folder's background menu
+    extension_driver.py EXTENSION_DIR FILE_MANAGER search-path FOLDER WORDS -> {"path": ...}
+        or {"error": ...}: the search folder searching WORDS from FOLDER opens
+    extension_driver.py EXTENSION_DIR FILE_MANAGER search item|background FOLDER WORDS ->
+        what choosing Search in This Site did, the dialog answered with WORDS: {"opened":
+        PATH} or {"notified": BODY}
 
 FILE_MANAGER: nautilus (Nautilus 4.0 typelib, sitefs-nautilus.py) or nemo (Nemo 3.0,
 sitefs-nemo.py, whose MenuProvider also takes the window).
@@ -86,6 +93,39 @@ def main():
     if command == "menu":
         entries = menu([Item(path) for path in rest])
         print(json.dumps([entry.props.label for entry in entries]))
+        return
+    if command == "background-menu":
+        provider = extension.SitefsMenu()
+        folder = Item(rest[0])
+        entries = provider.get_background_items(None, folder) if FILE_MANAGER == "nemo" else provider.get_background_items(folder)
+        print(json.dumps([entry.props.label for entry in entries]))
+        return
+    if command == "search-path":
+        try:
+            print(json.dumps({"path": extension.DESKTOP.search_target(rest[0], rest[1])}))
+        except ValueError as error:
+            print(json.dumps({"error": str(error)}))
+        return
+    if command == "search":
+        where, folder, words = rest
+        desktop = extension.DESKTOP
+        outcome = {}
+        # The dialog answered at once with WORDS; nothing is launched, what would be is told.
+        desktop.ask_words = lambda site, done: done(words)
+        desktop.open = lambda path: outcome.update(opened=path)
+        desktop.notify = lambda summary, body: outcome.update(notified=body)
+        provider = extension.SitefsMenu()
+        if where == "background":
+            entries = (provider.get_background_items(None, Item(folder)) if FILE_MANAGER == "nemo"
+                       else provider.get_background_items(Item(folder)))
+        else:
+            entries = menu([Item(folder)])
+        chosen = [entry for entry in entries if entry.props.name == "SitefsSearch"]
+        if not chosen:
+            print(json.dumps({"error": "no search entry", "entries": [e.props.name for e in entries]}))
+            sys.exit(2)
+        chosen[0].activate()
+        print(json.dumps(outcome))
         return
     if command == "activate":
         name, paths = rest[0], rest[1:]

@@ -14,6 +14,8 @@ Modules, each with one job:
   cluster of its own;
 - crossing: server-load's last step, on its two instances: a change made through one reaching
   a mount of the other, long-poll vs polling, and the idle mount's change-feed requests;
+- extract: the server's document text extraction (search) of a 50-page .odt and .pdf,
+  timed in-process by the test bundle's harness against inflating alone and pdftotext alone;
 - report: the table, the JSON result file kept per run, and comparing two runs;
 - cli: `run` (default), `compare`, `list`.
 """

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import desktop, procs
+from . import desktop, mount_search, procs
 from .measure import BenchFailure, Samples, log, median, timed
 
 
@@ -855,4 +855,5 @@ def all_cases(s):
         ("remote-change", "remote change until listed", remote_change),
         ("lock-crossing", "lock on A until B shows it", lock_crossing),
         ("files-window", f"files window, {s.n_photos} files", files_window),
+        ("search-vs-find", "sitefs search vs find, cold", mount_search.search_vs_find),
     ]

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import load, procs, report, search, servers
+from . import extract, load, procs, report, search, servers
 from .cases import all_cases
 from .measure import BenchFailure, Recorder, log
 from .settings import SERVER_CASES, Settings, SettingsError
@@ -20,14 +20,15 @@ USAGE = """Options of a run are environment variables:
   SITEFS_BENCH_QUICK       1: smaller sizes for a smoke run (1k/10k files, 32 MiB, 100 creates,
                            an offline session of 20 new files + 10 edits, 3 s offline, 50 files
                            in the Files window, 2 s wrk runs and a 10 s idle window for
-                           server-load; search over 2,000 documents, 10 requests a query)
+                           server-load; a 10-page document for extract; search over 2,000
+                           documents, 10 requests a query)
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
                            ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change files-window server-load search (servers of
-                           their own:
+                           pin-large replay remote-change files-window search-vs-find server-load
+                           search (servers of their own:
                            once, after the backends; alone, no seed is made and no backend's
-                           turn runs)
+                           turn runs) extract (the same: no seed, no server)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then
                            apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV);
                            server-load and search run only when sitefs is among them
@@ -86,7 +87,9 @@ def run(settings, repository):
     recorder = Recorder()
     status = 0
     try:
-        world.build()
+        # extract builds and runs the test bundle itself: alone, it needs no binaries.
+        if settings.cases != ["extract"]:
+            world.build()
         if all(case in SERVER_CASES for case in settings.cases):
             result["backends"] = []  # no mount case: no backend's turn runs
         else:
@@ -97,6 +100,9 @@ def run(settings, repository):
         if "server-load" in settings.cases:
             recorder.backend = "server-load"
             run_server_load(world, recorder, result)
+        if "extract" in settings.cases:
+            recorder.backend = "extract"
+            run_extract(world, recorder, result)
         if "search" in settings.cases:
             recorder.backend = "search"
             run_search(world, recorder, result)
@@ -210,3 +216,14 @@ def run_server_load(world, recorder, result):
         print(f"bench: server-load: {error}", file=sys.stderr)
         result["broken"].append("server-load")
         recorder.failed("server-load", f"see the error above ({type(error).__name__})")
+
+
+def run_extract(world, recorder, result):
+    """The server's document text extraction, timed in-process (see extract), once per run."""
+    log(f"case: extract (load average {procs.load_average().split()[0]})")
+    try:
+        extract.extract(world, recorder, result)
+    except (BenchFailure, OSError, ValueError, KeyError, subprocess.SubprocessError) as error:
+        print(f"bench: extract: {error}", file=sys.stderr)
+        result["broken"].append("extract")
+        recorder.failed("extract", f"see the error above ({type(error).__name__})")

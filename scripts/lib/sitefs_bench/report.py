@@ -15,6 +15,7 @@ SETUP = {"sitefs": "seed import into sitefs-server", "apache": "seed copied for 
          "server-load": "server-load stores seeded", "search": "search stores seeded"}
 TITLES = {"sitefs": "sitefs-server (the project's API)", "apache": "Apache mod_dav (WebDAV)",
           "server-load": "sitefs-server under wrk; a change across two instances",
+          "extract": "sitefs-server's document text for search, timed in-process",
           "search": "sitefs-server's GET /v1/search over synthetic documents"}
 
 

@@ -5,12 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "server-load",
-             "search"]
+             "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "search-vs-find",
+             "server-load", "extract", "search"]
 # The cases that need neither the seed nor a backend's server: they run once per run, after
-# the backends (sitefs-server under a load tool, on servers of their own), and only when the
-# sitefs backend is among the backends.
-SERVER_CASES = ["server-load", "search"]
+# the backends. server-load and search: sitefs-server on servers of its own, only when the
+# sitefs backend is among the backends (under a load tool; over synthetic documents).
+# extract: the server's document text extraction, in-process through the test bundle,
+# whatever the backends.
+SERVER_CASES = ["server-load", "extract", "search"]
 # The servers the mount is measured against, in the order they run: sitefs-server (the
 # project's API) and Apache mod_dav (WebDAV). Each runs every case; its baselines speak its
 # protocol to the same server.

@@ -11,6 +11,9 @@ Context menu: Keep on this device / Stop keeping on this device (`sitefs pin` /
 `sitefs unpin`), Free up space (`sitefs evict`), Sync now (`sitefs sync`), and on a
 conflict copy, Show the server's version (opens the file it was saved beside). Each
 runs `sitefs` without blocking the window; a failure becomes a desktop notification.
+On a folder (its menu, or the background of an open one), Search in this site asks for
+words and opens the site's search folder, `MOUNT/.search/WORDS site:"SITE"`, whose
+entries the daemon fills with what the server finds (see `search_folder_name`).
 
 `SITEFS_DESKTOP_RECORD`: a file where every emblem set and every action run is written
 as a JSON line (the tests read it).
@@ -91,6 +94,36 @@ def attribute(path, name):
         return None
 
 
+SEARCH_FOLDER = ".search"
+
+# The longest name a folder may have (NAME_MAX), in bytes.
+NAME_MAX = 255
+
+
+def search_folder_name(words, site):
+    r"""The search folder's name for `words` in `site`, as `sitefs search` makes it: the
+    words (runs of blanks as one space), then ` site:"SITE"`, always quoted, with `\` and
+    `"` escaped by a backslash. Raises ValueError saying what to change when it cannot be a
+    folder name: no words, a `/` or a control character, more than 255 bytes."""
+    text = " ".join(part for part in re.split(r"[ \t]+", words) if part)
+    if not text:
+        raise ValueError("give the words to search for")
+    for part, value in (("the words", text), ("the site", site)):
+        if "/" in value:
+            raise ValueError(part + " may not contain '/': a search is a folder name")
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029" for c in value):
+            raise ValueError(part + " may not contain control characters")
+    quoted = '"' + site.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    name = text + " site:" + quoted
+    if text in (".", ".."):
+        raise ValueError("'.' and '..' are no search")
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size > NAME_MAX:
+        raise ValueError("the search is %d bytes as a folder name, and a folder name holds at most %d: "
+                         "use fewer or shorter words" % (size, NAME_MAX))
+    return name
+
+
 def original_of_conflict(name):
     """`plan (conflict 2026-11-27 101500 anna).odt` -> `plan.odt`; None for other names."""
     match = CONFLICT_NAME.match(name)
@@ -127,6 +160,17 @@ class Desktop:
             if path == point or path.startswith(point.rstrip("/") + "/"):
                 return point
         return None
+
+    def site_of(self, path):
+        """(mount, site name) for a path inside a site of a sitefs mount; None for the mount
+        root, anything outside a mount, and the search folders (`MOUNT/.search/...`)."""
+        mount = self.mount_of(path)
+        if mount is None or path == mount:
+            return None
+        site = path[len(mount.rstrip("/")) + 1:].split("/", 1)[0]
+        if not site or site == SEARCH_FOLDER:
+            return None
+        return mount, site
 
     @staticmethod
     def path_of(item):
@@ -237,6 +281,8 @@ class Desktop:
                         lambda: self.run(["evict"] + paths, "free up space")))
         actions.append(("SitefsSync", "Sync Now", "Send every waiting save to the server now",
                         lambda: self.run(["sync", mount, "--timeout", "120"], "sync")))
+        if len(paths) == 1 and os.path.isdir(paths[0]):
+            actions += self.search_actions(paths[0])
         if len(paths) == 1 and states[0] == "conflict":
             original = original_of_conflict(os.path.basename(paths[0]))
             if original:
@@ -245,6 +291,69 @@ class Desktop:
                                 "Open " + original + ", the version the server kept",
                                 lambda: self.open(server_version)))
         return actions
+
+    def background_actions(self, folder):
+        """The menu of an open folder's background: Search in this site, in a site."""
+        path = self.path_of(folder)
+        return self.search_actions(path) if path else []
+
+    def search_actions(self, folder):
+        """Search in this site, for a folder in a site of a sitefs mount; else nothing."""
+        place = self.site_of(folder)
+        if place is None:
+            return []
+        mount, site = place
+        return [("SitefsSearch", "Search in This Site…", "Find documents in " + site + " by name and text",
+                 lambda: self.ask_words(site, lambda words: self.open_search(mount, site, words)))]
+
+    def search_target(self, folder, words):
+        """The search folder that searching `words` from `folder` opens (ValueError when
+        there is none: not in a site, or words that cannot be a folder name)."""
+        place = self.site_of(folder)
+        if place is None:
+            raise ValueError(folder + " is not in a site of a sitefs mount")
+        mount, site = place
+        return os.path.join(mount, SEARCH_FOLDER, search_folder_name(words, site))
+
+    def open_search(self, mount, site, words):
+        """Opens the search folder in the file manager; a search that cannot be a folder
+        name is a notification saying why."""
+        try:
+            path = os.path.join(mount, SEARCH_FOLDER, search_folder_name(words, site))
+        except ValueError as error:
+            self.notify("sitefs: cannot search", str(error))
+            return
+        record({"event": "search", "path": path})
+        self.open(path)
+
+    def ask_words(self, site, done):
+        """Asks for the words in a small dialog (GTK 4 in Files, GTK 3 in Nemo: whichever
+        the file manager loaded) and calls `done(words)` unless cancelled."""
+        from gi.repository import Gtk
+
+        dialog = Gtk.Dialog(title="Search in " + site, modal=True)
+        dialog.add_button("_Cancel", Gtk.ResponseType.CANCEL)
+        dialog.add_button("_Search", Gtk.ResponseType.OK)
+        dialog.set_default_response(Gtk.ResponseType.OK)
+        entry = Gtk.Entry(activates_default=True)
+        entry.set_placeholder_text("Words in names or text")
+        area = dialog.get_content_area()
+        if hasattr(area, "append"):
+            area.append(entry)
+        else:
+            area.pack_start(entry, True, True, 6)
+
+        def answered(_dialog, response):
+            words = entry.get_text()
+            dialog.destroy()
+            if response == Gtk.ResponseType.OK and words.strip():
+                done(words)
+
+        dialog.connect("response", answered)
+        if hasattr(dialog, "show_all"):
+            dialog.show_all()
+        else:
+            dialog.present()
 
     def run(self, arguments, what):
         """Runs `sitefs ARGUMENTS` without blocking; a failure is notified."""
@@ -292,7 +401,8 @@ class Desktop:
 def providers(gobject, api, desktop):
     """The InfoProvider and MenuProvider classes for a file manager's extension API
     (`Nautilus` or `Nemo`): the same logic, its own GObject types. Nemo's MenuProvider
-    calls also pass the window first: the selection is always the last argument."""
+    calls also pass the window first: the selection (or the open folder) is always the last
+    argument."""
 
     class SitefsEmblems(gobject.GObject, api.InfoProvider):
         def update_file_info(self, item):
@@ -310,6 +420,11 @@ def providers(gobject, api, desktop):
             return menu
 
         def get_background_items(self, *arguments):
-            return []
+            menu = []
+            for name, label, tip, handler in desktop.background_actions(arguments[-1]):
+                entry = api.MenuItem(name=name, label=label, tip=tip)
+                entry.connect("activate", lambda _entry, run=handler: run())
+                menu.append(entry)
+            return menu
 
     return SitefsEmblems, SitefsMenu
