@@ -111,7 +111,7 @@ extension SitefsFilesystem {
     /// newest first.
     private func listedNamesSearch(_ query: SearchQuery, sites: ItemCache.Listing, at now: ContinuousClock.Instant,
                                    note: String) -> SearchOutcome {
-        let words = SearchFolding.words(query.words)
+        let words = SearchFolding.fold(query.words).split(whereSeparator: { $0.isWhitespace }).map(String.init)
         let suffix = query.fileExtension.map { "." + $0 }
         let matches = cache.items(limit: Self.maximumSearchHits * 4) { item in
             guard !item.identifier.isSite else { return false }

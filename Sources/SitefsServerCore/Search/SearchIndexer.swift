@@ -1,3 +1,4 @@
+import SitefsAPI
 import Foundation
 import Logging
 

@@ -1,3 +1,5 @@
+import SitefsAPI
+
 /// The few pieces of search's SQL that differ between the engines; everything else is one
 /// text on both. What they are handed is already folded and tokenized in Swift
 /// (`SearchFolding`), so each engine only compares bytes and matches simple word prefixes,

@@ -1,3 +1,4 @@
+import SitefsAPI
 import Foundation
 
 /// Schema v5, search, on both stores: what `SQLiteSchema` and `PostgresSchema` apply, and

@@ -1,3 +1,5 @@
+import SitefsAPI
+
 /// The few words of a document's text around the first word a search matched there, made
 /// from the text as extracted (not the folded words the engines index), so the person reads
 /// the document's own spelling.

@@ -1,6 +1,7 @@
 import Foundation
 
-/// How names, document text and query words are made comparable: case-insensitive,
+/// How names, document text and query words are made comparable (the server's index and
+/// the mount's search over the names it has listed alike): case-insensitive,
 /// diacritic-insensitive, and the same for NFC and NFD input.
 ///
 /// Folding is done here, in Swift, and never by a database: SQLite and PostgreSQL fold case,
@@ -14,13 +15,13 @@ import Foundation
 /// - `tokens`: the folded text cut into runs of letters and digits (Unicode letters and
 ///   numbers), everything else a separator. Both full-text engines are handed these runs
 ///   joined by single spaces, so their own tokenizers have nothing left to decide.
-enum SearchFolding {
+public enum SearchFolding {
     /// Tokens longer than this (UTF-8 bytes) are not indexed: PostgreSQL drops lexemes past
     /// 2047 bytes where FTS5 keeps them, so both stores drop them earlier, alike.
-    static let maximumTokenBytes = 128
+    public static let maximumTokenBytes = 128
 
     /// The folded form of `text` (see the type's comment).
-    static func fold(_ text: String) -> String {
+    public static func fold(_ text: String) -> String {
         // Fast path: ASCII needs only lowercasing (no marks, nothing to compose).
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
         let decomposed = text.lowercased().decomposedStringWithCanonicalMapping
@@ -48,7 +49,7 @@ enum SearchFolding {
     /// Whether `scalar` belongs to a token: a letter or a decimal digit. Other numbers
     /// (superscripts, fractions, Roman numerals) separate tokens: PostgreSQL's parser does not
     /// take them as letters, and both engines must be handed the same words.
-    static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isTokenScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII {
             let value = scalar.value
             return (0x30...0x39).contains(value) || (0x61...0x7A).contains(value) || (0x41...0x5A).contains(value)
@@ -64,7 +65,7 @@ enum SearchFolding {
 
     /// The tokens of already folded text, in order (repeats kept), each at most
     /// `maximumTokenBytes` long (longer ones are left out).
-    static func tokens(ofFolded folded: String) -> [Substring] {
+    public static func tokens(ofFolded folded: String) -> [Substring] {
         var result: [Substring] = []
         var start: String.Index?
         let scalars = folded.unicodeScalars
@@ -91,7 +92,7 @@ enum SearchFolding {
     /// appearance, joined by single spaces, at most `limit` bytes (whole tokens). Repeats add
     /// nothing to a prefix match, and leaving them out keeps PostgreSQL's tsvector (at most
     /// 1 MB) well within bounds.
-    static func indexWords(of text: String, limit: Int = 256 << 10) -> (words: String, truncated: Bool) {
+    public static func indexWords(of text: String, limit: Int = 256 << 10) -> (words: String, truncated: Bool) {
         var seen = Set<Substring>()
         var words = ""
         words.reserveCapacity(min(text.utf8.count, limit))
@@ -106,20 +107,8 @@ enum SearchFolding {
 
     /// A name's folded stem: the folded name without its last extension (".odt"), when it has
     /// one after a non-empty stem; else the folded name.
-    static func stem(ofFolded folded: String) -> String {
+    public static func stem(ofFolded folded: String) -> String {
         guard let dot = folded.lastIndex(of: "."), dot != folded.startIndex else { return folded }
         return String(folded[..<dot])
-    }
-}
-
-/// The columns of `items` that search compares names with (schema v5): written wherever a
-/// name is, from the same function, so no path can leave them stale.
-struct FoldedName: Sendable {
-    let folded: String
-    let stem: String
-
-    init(_ name: String) {
-        folded = SearchFolding.fold(name)
-        stem = SearchFolding.stem(ofFolded: folded)
     }
 }
