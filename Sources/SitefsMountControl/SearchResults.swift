@@ -23,8 +23,9 @@ public struct SearchResultsPage: Decodable, Sendable, Equatable {
 
 /// One item found, as the daemon shows it.
 public struct SearchResultHit: Codable, Sendable, Equatable {
-    /// Its name in the search folder.
-    public var entry: String
+    /// Its name in the search folder; null for a folder, which a search folder does not
+    /// hold (a folder cannot have two parents in the kernel's tree).
+    public var entry: String?
     /// Where it is, relative to the mount point.
     public var path: String
     /// "name", "content".
@@ -36,7 +37,7 @@ public struct SearchResultHit: Codable, Sendable, Equatable {
     /// "file" or "folder".
     public var kind: String
 
-    public init(entry: String, path: String, matched: [String], snippet: String?, modifiedAt: String, size: Int64, kind: String) {
+    public init(entry: String?, path: String, matched: [String], snippet: String?, modifiedAt: String, size: Int64, kind: String) {
         self.entry = entry
         self.path = path
         self.matched = matched

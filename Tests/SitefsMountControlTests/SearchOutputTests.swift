@@ -122,4 +122,15 @@ import Testing
                                               snippet: "the plan", modifiedAt: "2026-11-27T10:14:03Z", size: 12288, kind: "file")])
         #expect(page.next == nil && page.error == nil && page.coverage == "server")
     }
+
+    /// A folder found is in the results, without an entry in the search folder.
+    @Test func aFolderHitHasNoEntry() throws {
+        let json = #"""
+            {"coverage":"server","note":null,"hits":[{"entry":null,"path":"Harbour Tower/Plans","matched":["name"],
+             "snippet":null,"modified_at":"2026-11-27T10:14:03Z","size":0,"kind":"folder"}],"next":null,"error":null}
+            """#
+        let page = try JSONDecoder().decode(SearchResultsPage.self, from: Data(json.utf8))
+        #expect(page.hits.map(\.entry) == [nil])
+        #expect(page.hits.map(\.path) == ["Harbour Tower/Plans"])
+    }
 }

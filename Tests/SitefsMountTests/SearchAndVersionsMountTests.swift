@@ -36,6 +36,10 @@ struct SearchAndVersionsMountTests {
         #expect(found.status == 0, "\(found.err)")
         let expected = fixture.path("Riverside/Inspections/Fire door inspection.txt")
         #expect(found.out.split(separator: "\0").map(String.init) == [expected], "\(found.out)")
+        // A folder found is printed too (it has no entry in the search folder).
+        let folders = try fixture.sitefs(["search", fixture.mountpoint.path, "inspections", "-0"])
+        #expect(folders.status == 0, "\(folders.err)")
+        #expect(folders.out.split(separator: "\0").map(String.init) == [fixture.path("Riverside/Inspections")], "\(folders.out)")
         let listed = try fixture.shell("ls '.search/fire door'")
         #expect(listed.out == "Fire door inspection.txt\n", "\(listed.out)\(listed.err)")
 
