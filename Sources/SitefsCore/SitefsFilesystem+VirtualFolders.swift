@@ -57,9 +57,7 @@ extension SitefsFilesystem {
     func virtualLookup(parent: InodeNumber, name: FileName) throws(Errno) -> Entry? {
         if case .searchFolder(let query)? = virtual.nodes.node(parent) {
             let outcome = searchOutcome(query, fresh: false)
-            guard let hit = outcome.hit(entryNamed: name) ?? virtual.lastSearch(query)?.hit(entryNamed: name) else {
-                throw .noSuchFileOrDirectory
-            }
+            guard let hit = outcome.hit(entryNamed: name) else { throw .noSuchFileOrDirectory }
             let item = knownItem(hit.item.identifier) ?? hit.item
             var found = entry(for: item)
             found.entryTimeout = Self.searchEntryTimeout

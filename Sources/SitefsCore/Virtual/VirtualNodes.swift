@@ -82,7 +82,4 @@ final class VirtualNodeTable: Sendable {
             state.lookups[inode] = current - lookups
         }
     }
-
-    /// Nodes held (tests).
-    var count: Int { state.withLock { $0.nodes.count } }
 }
