@@ -32,6 +32,27 @@ struct UnprivilegedUserTests {
         return stat(path, &info) == 0 ? info.st_mode & 0o7777 : nil
     }
 
+    /// Search, versions and restore as the user who mounted: the restore is a set-attribute,
+    /// which the kernel allows only on what the caller may write.
+    @Test func aUserSearchesListsAndRestoresVersionsWithoutRoot() throws {
+        let fixture = try MountFixture(as: try Self.user())
+        defer { fixture.tearDown() }
+        #expect(try fixture.shell("echo 'first draft' > Riverside/minutes.txt").status == 0)
+        try fixture.mount.sync()
+        #expect(try fixture.shell("echo 'second draft' > Riverside/minutes.txt").status == 0)
+        try fixture.mount.sync()
+
+        let found = try fixture.sitefs(["search", fixture.mountpoint.path, "minutes", "-0"])
+        #expect(found.status == 0 && found.out == fixture.path("Riverside/minutes.txt") + "\0", "\(found.out)\(found.err)")
+        #expect(try fixture.shell("cat .search/minutes/minutes.txt").out == "second draft\n")
+        let versions = try fixture.sitefs(["versions", fixture.path("Riverside/minutes.txt")])
+        #expect(versions.status == 0, "\(versions.err)")
+        let restored = try fixture.sitefs(["restore", fixture.path("Riverside/minutes.txt"), "-1"])
+        #expect(restored.status == 0, "\(restored.out)\(restored.err)")
+        #expect(try fixture.shell("cat Riverside/minutes.txt").out == "first draft\n")
+        #expect(try fixture.shell("cat '.versions/Riverside/minutes.txt/'*'(current).txt'").out == "first draft\n")
+    }
+
     @Test func aUserMountsEditsSyncsRetriesAndUnmountsWithoutRoot() throws {
         let user = try Self.user()
         let fixture = try MountFixture(as: user)
