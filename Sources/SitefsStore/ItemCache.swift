@@ -192,8 +192,8 @@ public final class ItemCache: Sendable {
     /// Makes a folder's listing and its items stale after an operation whose outcome on the
     /// server is unknown (the answer was lost): the next lookup asks the server. They are
     /// kept as they were, as a listing loaded after a kill is, for while the server cannot be
-    /// reached: a failure in transit is often the first sign of going offline, and dropping
-    /// them then left files this mount had listed (and pinned) unreachable until it was back.
+    /// reached: a failure in transit is often the first sign of going offline, and the files
+    /// this mount listed (pinned ones too) stay reachable through it.
     public func forgetListing(of folder: ItemIdentifier) {
         let stale = clock.now - maxAge - .seconds(1)
         state.withLock { state in
