@@ -41,8 +41,11 @@ struct Mount: ParsableCommand {
     var ioTimeout: Double = 10
     @Option(name: .customLong("uploads"), help: "Files uploaded in parallel.") var uploadParallelism = 4
     @Option(name: .customLong("write-back-delay"),
-            help: "Seconds a closed file is left alone before it is uploaded (editors' temp-file saves fold into one version).")
+            help: "Seconds a file renamed to a backup name (NAME~) is left alone before the rename is sent, so vim's and Emacs's saves fold into one version; other saves and renames go at once.")
     var writeBackDelay: Double = 2
+    @Option(name: .customLong("new-file-delay"),
+            help: "Seconds a new file is left alone before it is uploaded, so an editor's temp file renamed over a document becomes a new version of it (at most --write-back-delay).")
+    var newFileDelay: Double = 0.25
     @Option(name: .customLong("cache-size"),
             help: "The most pinned content may take on disk, e.g. 500M or 20G (default: no limit); pinning past it is refused.")
     var cacheSize: CacheSize?
@@ -80,6 +83,9 @@ struct Mount: ParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         guard pollInterval > 0, cacheTTL >= 0, ioTimeout > 0, uploadParallelism > 0, writeBackDelay >= 0, stopTimeout >= 0, changeWait >= 0 else {
             throw ValidationError("intervals, timeouts and --uploads must be positive")
+        }
+        guard (0...86_400).contains(writeBackDelay), (0...86_400).contains(newFileDelay) else {
+            throw ValidationError("--write-back-delay and --new-file-delay must be 0...86400 seconds")
         }
         // `SitefsCommand.main` turns every -o into flags before parsing; one left here came
         // some other way (an -o list after `--`, say).
@@ -133,7 +139,7 @@ struct Mount: ParsableCommand {
         var arguments = ["mount", server, mountpoint, "--daemon-child", "--cache-dir", cacheDirectory, "--log-file", log,
                          "--page-size", String(pageSize), "--log-level", logLevel, "--poll-interval", String(pollInterval),
                          "--cache-ttl", String(cacheTTL), "--io-timeout", String(ioTimeout), "--uploads", String(uploadParallelism),
-                         "--write-back-delay", String(writeBackDelay), "--stop-timeout", String(stopTimeout), "--change-wait", String(changeWait)]
+                         "--write-back-delay", String(writeBackDelay), "--new-file-delay", String(newFileDelay), "--stop-timeout", String(stopTimeout), "--change-wait", String(changeWait)]
         if let cacheSize { arguments += ["--cache-size", String(cacheSize.bytes)] }
         arguments += ["--lock-timeout", String(lockTimeout)]
         if !lockWriters { arguments.append("--no-lock-writers") }

@@ -48,6 +48,7 @@ struct MountDaemon {
             pageSize: options.pageSize, kernelCacheTimeout: 5, metadataMaxAge: .milliseconds(Int64(options.cacheTTL * 1000)),
             changePollInterval: .milliseconds(Int64(options.pollInterval * 1000)), uid: getuid(), gid: try options.fileGroup.map(FileGroup.resolve) ?? getgid(),
             readOnly: options.readOnly, writeBackDelay: .milliseconds(Int64(options.writeBackDelay * 1000)),
+            newFileDelay: .milliseconds(Int64(options.newFileDelay * 1000)),
             namespaceWait: .milliseconds(Int64(options.ioTimeout * 1000)), cacheSizeLimit: options.cacheSize?.bytes,
             changeWait: .milliseconds(Int64(min(options.changeWait, 3600) * 1000)))
         // A save no folder on the server takes is copied here, where its owner finds it.

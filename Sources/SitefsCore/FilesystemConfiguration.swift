@@ -1,6 +1,7 @@
 import Foundation
 import SitefsStore
 import SitefsConcurrency
+import SitefsSync
 /// Tunables of a mount.
 public struct FilesystemConfiguration: Sendable {
     /// Items per server page when listing a folder (`--page-size`).
@@ -27,10 +28,12 @@ public struct FilesystemConfiguration: Sendable {
     public var maximumReadAhead: Int
     /// How long a rename waits for the moved file's pending upload.
     public var uploadWaitForRename: Duration
-    /// How long a closed file is left alone before its upload starts (`--write-back-delay`),
-    /// and a rename of a server file before it is applied: an editor's temp file renamed over
-    /// the original, or a backup deleted, within it becomes one new version of the original.
-    public var writeBackDelay: Duration
+    /// Which changes wait before they are sent, and how long (see `WriteBackDelays`): from
+    /// `init`'s `writeBackDelay` (`--write-back-delay`: a document renamed to a backup name,
+    /// `NAME~`, which vim and Emacs follow by writing the new `NAME`) and `newFileDelay`
+    /// (`--new-file-delay`: a new file, which an editor may rename over the document it
+    /// saves); other saves and renames go at once. Tests that need work held set it whole.
+    public var writeBackDelays: WriteBackDelays
     /// How long a change made on the server at once (mkdir, rmdir, delete, rename of a
     /// folder) waits for the renames queued before it; past that it fails with EIO.
     public var namespaceWait: Duration
@@ -69,7 +72,7 @@ public struct FilesystemConfiguration: Sendable {
     public init(pageSize: Int = 200, kernelCacheTimeout: Double = 5, metadataMaxAge: Duration = .seconds(60),
                 changePollInterval: Duration = .seconds(3), uid: UInt32, gid: UInt32, readOnly: Bool = false,
                 maximumReadAhead: Int = 16 << 20, uploadWaitForRename: Duration = .seconds(60),
-                writeBackDelay: Duration = .seconds(2), namespaceWait: Duration = .seconds(10),
+                writeBackDelay: Duration = .seconds(2), newFileDelay: Duration = .milliseconds(250), namespaceWait: Duration = .seconds(10),
                 offlineProbeInterval: Duration = .seconds(1), cacheSizeLimit: Int64? = nil, changeWait: Duration = .zero,
                 clock: MountClock = .system) {
         self.pageSize = pageSize
@@ -82,7 +85,7 @@ public struct FilesystemConfiguration: Sendable {
         self.readOnly = readOnly
         self.maximumReadAhead = maximumReadAhead
         self.uploadWaitForRename = uploadWaitForRename
-        self.writeBackDelay = writeBackDelay
+        writeBackDelays = .editorAware(editorSequence: writeBackDelay, newFile: newFileDelay)
         self.namespaceWait = namespaceWait
         self.offlineProbeInterval = offlineProbeInterval
         self.cacheSizeLimit = cacheSizeLimit

@@ -103,7 +103,7 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         cache = ItemCache(maxAge: configuration.metadataMaxAge, persistence: metadata, clock: configuration.clock)
         // Resumes saves an earlier run of this cache dir did not finish.
         sync = try SyncEngine(backend: self.backend, journalPath: cacheDirectory.appendingPathComponent("journal.sqlite").path,
-                              parallelism: uploadParallelism, settleDelay: configuration.writeBackDelay,
+                              parallelism: uploadParallelism, delays: configuration.writeBackDelays,
                               renamesWait: configuration.namespaceWait, uploadWait: configuration.uploadWaitForRename,
                               userName: userName, unlinker: content.unlinker, clock: configuration.clock,
                               pinsPath: cacheDirectory.appendingPathComponent("pins.sqlite").path,

@@ -1,20 +1,29 @@
 import SitefsAPI
 import SitefsProvider
 
-/// Namespace operations made offline (mkdir, delete, rmdir: see `NamespaceOperation`) and
-/// not on the server yet. A value guarded by the uploader's `condition`; no I/O.
+/// Namespace operations (mkdir and link made offline, deletes, rmdir, chmod: see
+/// `NamespaceOperation`) not on the server yet. A value guarded by the uploader's
+/// `condition`; no I/O.
 ///
 /// What holds:
-/// - Operations go in the order made, one at a time: `queued` is in increasing `sequence`,
-///   and at most one is `inFlight`, which came before all of `queued`.
+/// - Operations go in the order made: `queued` is in increasing `sequence`, and everything
+///   `inFlight` came before all of `queued`.
+/// - One at a time, except deletes of files: those that follow each other in the queue go
+///   together, up to `parallelDeletes` at once (`rm -r` of a folder of 1,000 files is 1,000
+///   of them). None of them depends on another: each names one file, none makes a name or
+///   a folder another needs. Anything else waits until nothing is in flight, and nothing
+///   goes while it is, so the server sees every other change in the order made.
+/// - `inFlight` is in increasing `sequence`.
 /// - `lastSequence` is the highest sequence ever given (the journal's), so a rename queued
 ///   now goes after every operation made before it.
-/// - An operation put back while offline (`putBack`) goes to the head again: it is still
-///   the oldest.
+/// - An operation put back while offline (`putBack`) goes back to its place by sequence,
+///   ahead of everything queued after it.
 struct OperationQueue {
     private(set) var queued: [NamespaceOperation] = []
-    private(set) var inFlight: NamespaceOperation?
+    private(set) var inFlight: [NamespaceOperation] = []
     private(set) var lastSequence: Int64 = 0
+    /// How many deletes of files may be on their way at once.
+    var parallelDeletes = 1
 
     init(resuming queued: [NamespaceOperation] = [], lastSequence: Int64 = 0) {
         self.queued = queued
@@ -29,25 +38,32 @@ struct OperationQueue {
 
     /// Queued or being sent.
     func isPending(_ identifier: ItemIdentifier) -> Bool {
-        inFlight?.identifier == identifier || queued.contains { $0.identifier == identifier }
+        inFlight.contains { $0.identifier == identifier } || queued.contains { $0.identifier == identifier }
     }
 
-    var isIdle: Bool { queued.isEmpty && inFlight == nil }
+    /// Being sent now.
+    func isBeingSent(_ identifier: ItemIdentifier) -> Bool { inFlight.contains { $0.identifier == identifier } }
 
-    var count: Int { queued.count + (inFlight == nil ? 0 : 1) }
+    var isIdle: Bool { queued.isEmpty && inFlight.isEmpty }
+
+    var count: Int { queued.count + inFlight.count }
 
     /// Being sent first, then queued in order.
-    var all: [NamespaceOperation] { (inFlight.map { [$0] } ?? []) + queued }
+    var all: [NamespaceOperation] { inFlight + queued }
 
     /// True while an operation made at or before `sequence` has not reached the server.
     func isPending(upTo sequence: Int64) -> Bool {
-        if let sending = inFlight, sending.sequence <= sequence { return true }
+        if let first = inFlight.first, first.sequence <= sequence { return true }
         return queued.first.map { $0.sequence <= sequence } ?? false
     }
 
-    /// The first queued operation when nothing is being sent and it is due at `now`.
+    /// The first queued operation when it may go at `now`: due, and nothing in flight, or
+    /// it and everything in flight deletes of files, fewer than `parallelDeletes`.
     func next(at now: ContinuousClock.Instant) -> NamespaceOperation? {
-        guard inFlight == nil, let first = queued.first, first.notBefore <= now else { return nil }
+        guard let first = queued.first, first.notBefore <= now else { return nil }
+        if inFlight.isEmpty { return first }
+        guard first.kind == .deleteFile, inFlight.count < parallelDeletes,
+              inFlight.allSatisfy({ $0.kind == .deleteFile }) else { return nil }
         return first
     }
 
@@ -55,15 +71,19 @@ struct OperationQueue {
     /// resolved to a server folder).
     mutating func begin(_ sending: NamespaceOperation) {
         queued.removeFirst()
-        inFlight = sending
+        inFlight.append(sending)
     }
 
-    mutating func end() { inFlight = nil }
+    /// `operation` is no longer being sent.
+    mutating func end(_ operation: NamespaceOperation) {
+        inFlight.removeAll { $0.sequence == operation.sequence }
+    }
 
-    /// The operation in flight goes back to the head of the queue (offline).
+    /// An operation in flight goes back to its place in the queue (offline).
     mutating func putBack(_ operation: NamespaceOperation) {
-        inFlight = nil
-        queued.insert(operation, at: 0)
+        end(operation)
+        let index = queued.firstIndex { $0.sequence > operation.sequence } ?? queued.endIndex
+        queued.insert(operation, at: index)
     }
 
     /// The queued mkdir of the folder made here as `folder`, if it has not been sent.

@@ -89,31 +89,14 @@ extension SyncEngine {
         return try delete(item)
     }
 
-    /// Deletes a server item now (after the renames queued before it: a file moved out of a
-    /// folder must leave it on the server before the folder goes) or later.
+    /// Deletes a server item: recorded, hidden at once and sent by the workers in the order
+    /// made (after the renames queued before it: a file moved out of a folder must leave it
+    /// on the server before the folder goes), so `rm -r` never waits for the server one file
+    /// at a time. Deletes of files follow each other on several connections at once
+    /// (`OperationQueue`). A file is deleted only if it is still the version the mount
+    /// showed: someone's newer edit is not removed behind their back (it comes back here).
     private func delete(_ item: ProviderItem) throws(SyncError) -> NamespaceOutcome {
         guard item.capabilities.contains(.delete) else { throw .notPermitted }
-        if sendsNow(into: nil) {
-            do throws(SyncError) {
-                try changeOnServer("delete \(item.name)", deleting: item.identifier) { () throws(ProviderError) in
-                    do throws(ProviderError) {
-                        try backend.delete(item.identifier, baseVersion: nil)
-                    } catch .notFound {
-                        // Already gone: the outcome the caller wanted.
-                    }
-                }
-                return .sent(nil)
-            } catch {
-                switch error {
-                case .server(let failure) where failure.isUnreachable:
-                    break  // lost in transit: deleted later (a replay that finds it gone is done)
-                case .renamesPending where !sendsNow(into: nil):
-                    break  // the renames before it wait for the server, and so does this
-                default:
-                    throw error
-                }
-            }
-        }
         let isFile = !item.kind.isContainer  // a link goes as a file does: if still the version seen
         let operation = NamespaceOperation(kind: isFile ? .deleteFile : .removeFolder, identifier: item.identifier, name: item.name,
                                            parent: item.parent, baseVersion: isFile ? item.version : nil)
@@ -128,7 +111,7 @@ extension SyncEngine {
             logger.error("cannot record the delete of \(item.name) in the journal: \(error)")
             throw .journal
         }
-        logger.info("delete \(item.name): removed here, on the server when it can take it")
+        logger.info("delete \(item.name): removed here, queued for the server")
         return .queued(nil)
     }
 

@@ -122,7 +122,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// Opens the journal at `journalPath` and resumes what an earlier run left; nothing is
     /// sent before `start`.
-    public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration,
+    public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, delays: WriteBackDelays,
                 renamesWait: Duration, uploadWait: Duration = .seconds(60), userName: String, unlinker: BackgroundUnlinker,
                 clock: MountClock, pinsPath: String? = nil, rescueDirectory: String? = nil, logger: Logger) throws {
         self.logger = logger
@@ -135,7 +135,7 @@ public final class SyncEngine: @unchecked Sendable {
         self.parallelism = parallelism
         let relay = EventRelay()
         uploader = try Uploader(backend: backend, journalPath: journalPath, parallelism: parallelism,
-                                settleDelay: settleDelay, userName: userName, unlinker: unlinker, clock: clock,
+                                delays: delays, userName: userName, unlinker: unlinker, clock: clock,
                                 rescueDirectory: rescueDirectory, logger: logger) { outcome in relay.upload(outcome) }
         restored = Self.restore(from: uploader, into: namespace, userName: userName)
         relay.engine = self

@@ -3,8 +3,9 @@ import SitefsAPI
 import SitefsProvider
 import SitefsStore
 
-/// Namespace operations made offline (see `NamespaceOperation`): queued with the saves and
-/// renames, durable when queued, sent one at a time in the order made.
+/// Namespace operations (see `NamespaceOperation`): queued with the saves and renames,
+/// durable when queued, sent in the order made (deletes of files several at once: see
+/// `OperationQueue`).
 extension Uploader {
     /// Records an operation (durable when this returns) and queues it after everything made
     /// before it. Returns it with its place in the order.
@@ -62,7 +63,7 @@ extension Uploader {
     /// that reaches the server ends done. Call with `condition` locked.
     private func waitWhileBeingSentLocked(_ folder: ItemIdentifier) {
         let deadline = Date().addingTimeInterval(Self.longestWaitForAnOperation)
-        while operations.inFlight?.identifier == folder {
+        while operations.isBeingSent(folder) {
             if !condition.wait(until: deadline) { return }
         }
     }
@@ -371,7 +372,7 @@ extension Uploader {
     /// here becomes its server folder for everything still to go into it.
     private func finishOperation(_ outcome: OperationOutcome) {
         let operation = outcome.operation
-        operations.end()
+        operations.end(operation)
         reporting[operation.identifier, default: 0] += 1
         var made: ItemIdentifier?
         switch outcome {

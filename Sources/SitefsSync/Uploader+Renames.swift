@@ -25,7 +25,7 @@ extension Uploader {
             journalFailedLocked("the rename of \(rename.serverName)", error, refused: true)
             throw error
         }
-        rename.notBefore = clock.now + settleDelay
+        rename.notBefore = clock.now + delays.rename(to: rename.name)
         renames.put(rename)
         condition.broadcast()
     }

@@ -28,7 +28,8 @@ final class Uploader: @unchecked Sendable {
     let logger: Logger
     /// Shown in conflict copies' names.
     let userName: String
-    let settleDelay: Duration
+    /// Which changes wait before they are sent, and how long (see `WriteBackDelays`).
+    let delays: WriteBackDelays
     let journal: UploadJournal
     /// Snapshots done with are deleted through it: large ones off `condition`'s lock.
     let unlinker: BackgroundUnlinker
@@ -85,7 +86,7 @@ final class Uploader: @unchecked Sendable {
 
     /// Opens the journal and resumes what an earlier run left. Throws when the journal cannot
     /// be opened for writing: a mount that could not record a save must not start.
-    public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, settleDelay: Duration = .zero,
+    public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, delays: WriteBackDelays = .uniform(.zero),
                 userName: String, unlinker: BackgroundUnlinker, retiredCreationsKept: Duration = .seconds(600),
                 clock: MountClock = .system, rescueDirectory: String? = nil, logger: Logger,
                 onOutcome: @escaping @Sendable (Outcome) -> Void) throws {
@@ -95,12 +96,13 @@ final class Uploader: @unchecked Sendable {
         self.unlinker = unlinker
         self.logger = logger
         self.userName = userName
-        self.settleDelay = settleDelay
+        self.delays = delays
         self.onOutcome = onOutcome
         let journal = try UploadJournal(path: journalPath)
         self.journal = journal
         identities = LocalIdentities(madeFolders: try journal.madeFolders(), kept: retiredCreationsKept)
         operations = OperationQueue(resuming: try journal.pendingOperations(), lastSequence: try journal.lastOperationSequence())
+        operations.parallelDeletes = max(1, parallelism)
         saves.lastUploaded = try journal.uploadedVersions()
         try resume()
     }
@@ -179,7 +181,7 @@ final class Uploader: @unchecked Sendable {
                     deletions.markJournaled(job.identifier)
                     write(.recordDelete(job.identifier))
                 }
-                let due = enqueueLocked(job, delay: settleDelay)
+                let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile))
                 // Nothing but a worker waits for a save to be queued.
                 if workersNeedWaking(for: due) { condition.broadcast() }
                 condition.unlock()

@@ -3,6 +3,7 @@ import Logging
 import SitefsCore
 import SitefsProvider
 import SitefsStore
+import SitefsSync
 import SystemPackage
 import SitefsTestSupport
 import Testing
@@ -21,7 +22,10 @@ struct CoreHarness {
     /// A fresh core; pass `reusing` to start a second one on the same backend and cache
     /// directory (a remount after a crash).
     /// `backend` and `cacheDirectory` do the same without keeping the earlier core alive.
-    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), metadataMaxAge: Duration = .seconds(60),
+    /// `writeBackDelay`: every change waits this long (most tests hold work still with it);
+    /// `delays`, when given, is the policy instead (tests of the mount's own policy).
+    init(pageSize: Int = 200, readOnly: Bool = false, writeBackDelay: Duration = .seconds(2), delays: WriteBackDelays? = nil,
+         metadataMaxAge: Duration = .seconds(60),
          reusing previous: CoreHarness? = nil, backend reusedBackend: InMemoryBackend? = nil, cacheDirectory reusedDirectory: URL? = nil,
          clock: MountClock = .system, changePollInterval: Duration = .seconds(3), cacheSizeLimit: Int64? = nil,
          rescueDirectory: String? = nil, backgroundReaders: ProcessMatcher = .none, thumbnails: ThumbnailSettings? = nil) throws {
@@ -35,6 +39,7 @@ struct CoreHarness {
                                                     changePollInterval: changePollInterval, uid: 1000, gid: 1000,
                                                     readOnly: readOnly, writeBackDelay: writeBackDelay, namespaceWait: .seconds(2),
                                                     cacheSizeLimit: cacheSizeLimit, clock: clock)
+        configuration.writeBackDelays = delays ?? .uniform(writeBackDelay)
         configuration.rescueDirectory = rescueDirectory
         configuration.backgroundReaders = backgroundReaders
         configuration.thumbnails = thumbnails

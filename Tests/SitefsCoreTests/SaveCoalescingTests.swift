@@ -210,24 +210,28 @@ import SitefsConcurrency
         #expect(second.stagingIsEmpty)
     }
 
-    @Test func aSaveResumedAfterADeleteThatNeverReachedTheServerIsUploaded() throws {
-        let (first, site, document, siteInode) = try harnessWithDocument()
+    @Test func aDeleteThatNeverReachedTheServerBeforeTheRunDiedIsSentAfterTheRestart() throws {
+        let (first, site, _, siteInode) = try harnessWithDocument()
         let inode = try first.lookup(siteInode, "doc.odt").attributes.inode
-        try first.saveInPlace(inode, "saved; the delete never left")
-        // The delete is journaled, then the run dies before the server gets it.
+        try first.saveInPlace(inode, "saved, then deleted")
+        // `rm` returns once the delete is journaled; the run dies before the server has it.
         first.backend.holdDeletes(true)
-        defer { first.backend.holdDeletes(false) }
-        Thread { try? first.unlink(siteInode, "doc.odt") }.start()
+        try first.unlink(siteInode, "doc.odt")
         _ = eventually { first.backend.calls("delete") > 0 }
         first.filesystem.unmounting()
+        #expect(first.backend.node(named: "doc.odt", in: site) != nil)
+        first.backend.holdDeletes(false)
 
         let second = try CoreHarness(writeBackDelay: .seconds(30), reusing: first)
         defer { second.remove() }
         #expect(second.filesystem.waitForUploads(timeout: .seconds(10)))
-        // The file is still there, so the save is not lost: it is uploaded.
-        #expect(second.backend.content(of: document) == Array("saved; the delete never left".utf8))
-        #expect(second.backend.node(named: "doc.odt", in: site)?.identifier == document)
+        // What the user did last stands: the file is gone, and the save it made moot was
+        // neither uploaded nor made again as a new file.
+        #expect(second.backend.node(named: "doc.odt", in: site) == nil)
+        #expect(second.backend.calls("createFile") == 0)
+        #expect(second.backend.calls("modifyContent") == 0)
         #expect(second.filesystem.uploadStatus.failed.isEmpty)
+        #expect(second.stagingIsEmpty)
     }
 
     @Test func aSaveWhoseAnswerARestartLostIsNotTakenForSomeoneElsesEdit() throws {

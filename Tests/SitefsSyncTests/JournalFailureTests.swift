@@ -34,7 +34,7 @@ final class JournalFailureTests {
     private func uploader(settle: Duration = .seconds(1)) throws -> Uploader {
         var logger = Logger(label: "sitefs-journal-fail-test")
         logger.logLevel = .critical
-        let uploader = try Uploader(backend: backend, journalPath: journalPath, parallelism: 1, settleDelay: settle,
+        let uploader = try Uploader(backend: backend, journalPath: journalPath, parallelism: 1, delays: .uniform(settle),
                                     userName: "tester", unlinker: BackgroundUnlinker(), clock: clock, logger: logger) { _ in }
         uploader.onJournalTrouble = { [troubles] problem in troubles.reports.withLock { $0.append(problem) } }
         return uploader

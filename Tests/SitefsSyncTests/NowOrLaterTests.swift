@@ -22,7 +22,7 @@ import SitefsConcurrency
             logger.logLevel = .critical
             monitored = MonitoredBackend(backend, monitor: ConnectionMonitor(clock: .manual(), logger: logger))
             engine = try SyncEngine(backend: monitored, journalPath: directory.appendingPathComponent("journal.sqlite").path,
-                                    parallelism: 1, settleDelay: .seconds(3600), renamesWait: .seconds(2), userName: "tester",
+                                    parallelism: 1, delays: .uniform(.seconds(3600)), renamesWait: .seconds(2), userName: "tester",
                                     unlinker: BackgroundUnlinker(), clock: .manual(), logger: logger)
             engine.start(asking: SyncEngine.MountQueries(folderChain: { _ in nil }, openCopyBase: { _ in nil }),
                          restoring: { _ in }, reporting: { _ in })

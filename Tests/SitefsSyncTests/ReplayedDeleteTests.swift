@@ -28,7 +28,7 @@ import SitefsConcurrency
         let clock = MountClock.manual()
         let monitored = MonitoredBackend(backend, monitor: ConnectionMonitor(clock: clock, logger: logger))
         let engine = try SyncEngine(backend: monitored, journalPath: directory.appendingPathComponent("journal.sqlite").path,
-                                    parallelism: 1, settleDelay: .seconds(3600), renamesWait: .seconds(2), userName: "tester",
+                                    parallelism: 1, delays: .uniform(.seconds(3600)), renamesWait: .seconds(2), userName: "tester",
                                     unlinker: BackgroundUnlinker(), clock: .manual(), logger: logger)
         defer { engine.shutdown(waitingUpTo: .seconds(5)) }
         let seen = Seen()

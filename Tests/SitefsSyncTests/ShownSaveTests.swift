@@ -19,7 +19,7 @@ import SitefsConcurrency
         logger.logLevel = .critical
         let backend = InMemoryBackend()
         let engine = try SyncEngine(backend: backend, journalPath: directory.appendingPathComponent("journal.sqlite").path,
-                                    parallelism: 1, settleDelay: .seconds(3600), renamesWait: .seconds(2), userName: "tester",
+                                    parallelism: 1, delays: .uniform(.seconds(3600)), renamesWait: .seconds(2), userName: "tester",
                                     unlinker: BackgroundUnlinker(), clock: .manual(), logger: logger)
         defer { engine.shutdown(waitingUpTo: .seconds(5)) }
         let site = backend.addSite("Harbour")

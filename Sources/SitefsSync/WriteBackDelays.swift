@@ -1,0 +1,46 @@
+import SitefsAPI
+
+/// How long a change waits before it is sent. Only a change that may be the first step of
+/// an editor's save sequence waits, so the rest of the sequence can fold it into one new
+/// version of the document (SyncEngine+EditorSaves.swift); everything else goes at once.
+///
+/// The steps that wait, and why their waits differ:
+/// - a new file (`newFile`): it may be the temp file an editor renames over the document it
+///   saves (sed -i, LibreOffice, gedit), or vim's new file whose backup it deletes next.
+///   Either step follows the close within milliseconds, so the wait is short; a rename over
+///   a document that comes later still keeps the document's identity (the server's rename
+///   with `replaceExisting`), it only is not conditional on the version the editor read.
+/// - a document renamed to a backup name (`backupRename`: `NAME~`, as vim and Emacs make):
+///   the new `NAME` is written next, which takes as long as writing the document does.
+///
+/// A save of a server file in place, the new version an editor's sequence came to, a plain
+/// rename and a delete are never a first step: they go at once.
+public struct WriteBackDelays: Sendable, Equatable {
+    public var newFile: Duration
+    public var backupRename: Duration
+    /// What every other change waits (zero, but for tests that hold all work still).
+    public var otherChanges: Duration
+
+    /// The mount's policy: `editorSequence` for a rename to a backup name (`--write-back-delay`),
+    /// `newFile` for new files, capped at `editorSequence`.
+    public static func editorAware(editorSequence: Duration, newFile: Duration) -> WriteBackDelays {
+        WriteBackDelays(newFile: min(newFile, editorSequence), backupRename: editorSequence, otherChanges: .zero)
+    }
+
+    /// Every change waits `delay` (a test that wants work held, or sent, whatever it is).
+    public static func uniform(_ delay: Duration) -> WriteBackDelays {
+        WriteBackDelays(newFile: delay, backupRename: delay, otherChanges: delay)
+    }
+
+    /// What a save waits: a new file's create its short wait, a server file's save none.
+    func save(createsFile: Bool) -> Duration { createsFile ? newFile : otherChanges }
+
+    /// What a rename of a server file to `name` waits.
+    func rename(to name: String) -> Duration {
+        Self.isBackupName(name) ? backupRename : otherChanges
+    }
+
+    /// `NAME~` and Emacs's numbered `NAME.~N~`: the names editors move a document to before
+    /// writing its new content under the old name.
+    public static func isBackupName(_ name: String) -> Bool { name.count > 1 && name.hasSuffix("~") }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import SitefsCore
+import SitefsProvider
+import SitefsSync
+import SitefsTestSupport
+import Testing
+import SitefsConcurrency
+
+/// The mount's own write-back policy (`WriteBackDelays.editorAware`), on a clock only the
+/// test moves: what may begin an editor's save sequence waits, everything else goes at once.
+/// "At once" is checked with the clock standing still: nothing but the policy lets it go.
+@Suite struct WriteBackPolicyTests {
+    private let policy = WriteBackDelays.editorAware(editorSequence: .seconds(2), newFile: .milliseconds(250))
+
+    /// Site "Harbour" with doc.odt on the server, looked up.
+    private func harness() throws -> (CoreHarness, site: ItemIdentifier, document: ItemIdentifier, siteInode: InodeNumber) {
+        let harness = try CoreHarness(delays: policy, clock: .manual())
+        let site = harness.backend.addSite("Harbour")
+        let document = harness.backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
+        let siteInode = try harness.lookup(.root, "Harbour").attributes.inode
+        _ = try harness.lookup(siteInode, "doc.odt")
+        return (harness, site, document, siteInode)
+    }
+
+    @Test func aSaveOfAServerFileInPlaceGoesAtOnce() throws {
+        let (harness, _, document, siteInode) = try harness()
+        defer { harness.remove() }
+        try harness.saveInPlace(try harness.lookup(siteInode, "doc.odt").attributes.inode, "edited in place")
+        #expect(eventually { harness.backend.content(of: document) == Array("edited in place".utf8) })
+        #expect(harness.backend.calls("modifyContent") == 1)
+    }
+
+    @Test func aNewFileWaitsItsShortDelayOnly() throws {
+        let (harness, site, _, siteInode) = try harness()
+        defer { harness.remove() }
+        _ = try harness.createFile(siteInode, "notes.txt", "hello")
+        harness.clock.advance(by: .milliseconds(249))
+        #expect(!eventually(timeout: .milliseconds(100)) { harness.backend.calls("createFile") > 0 }, "created before its delay ended")
+        harness.clock.advance(by: .milliseconds(1))
+        #expect(eventually { harness.backend.node(named: "notes.txt", in: site) != nil })
+    }
+
+    @Test func aTempFileRenamedOverADocumentIsItsNewVersionAtOnce() throws {
+        // sed -i and LibreOffice: the rename ends the sequence, so its result does not wait.
+        let (harness, _, document, siteInode) = try harness()
+        defer { harness.remove() }
+        _ = try harness.createFile(siteInode, "sedX1b2c3", "new content")
+        try harness.rename(siteInode, "sedX1b2c3", to: "doc.odt")
+        #expect(eventually { harness.backend.content(of: document) == Array("new content".utf8) })
+        #expect(harness.backend.calls("modifyContent") == 1 && harness.backend.calls("createFile") == 0)
+    }
+
+    @Test func aRenameGoesAtOnceAndOneToABackupNameWaitsForTheEditor() throws {
+        let (harness, site, document, siteInode) = try harness()
+        defer { harness.remove() }
+        try harness.rename(siteInode, "doc.odt", to: "plan.odt")
+        #expect(eventually { harness.backend.node(named: "plan.odt", in: site)?.identifier == document })
+        // vim's first step: the original moves to its backup name, and the new file comes next.
+        try harness.rename(siteInode, "plan.odt", to: "plan.odt~")
+        harness.clock.advance(by: .milliseconds(1_999))
+        #expect(!eventually(timeout: .milliseconds(100)) { harness.backend.node(named: "plan.odt~", in: site) != nil },
+                "the backup rename went before the editor could fold it")
+        harness.clock.advance(by: .milliseconds(1))
+        #expect(eventually { harness.backend.node(named: "plan.odt~", in: site)?.identifier == document })
+    }
+
+    @Test func vimsSaveStillEndsAsOneNewVersion() throws {
+        let (harness, site, document, siteInode) = try harness()
+        defer { harness.remove() }
+        try harness.rename(siteInode, "doc.odt", to: "doc.odt~")
+        _ = try harness.createFile(siteInode, "doc.odt", "written by vim")
+        try harness.unlink(siteInode, "doc.odt~")
+        #expect(eventually { harness.backend.content(of: document) == Array("written by vim".utf8) })
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        #expect(harness.backend.calls("modifyContent") == 1)
+        #expect(harness.backend.calls("createFile") == 0 && harness.backend.calls("update") == 0 && harness.backend.calls("delete") == 0)
+        #expect(harness.backend.node(named: "doc.odt", in: site)?.identifier == document)
+    }
+
+    @Test func theOptionsBoundEachOther() {
+        #expect(WriteBackDelays.editorAware(editorSequence: .milliseconds(100), newFile: .seconds(1)).newFile == .milliseconds(100))
+        #expect(WriteBackDelays.isBackupName("plan.odt~") && WriteBackDelays.isBackupName("plan.odt.~1~"))
+        #expect(!WriteBackDelays.isBackupName("~") && !WriteBackDelays.isBackupName("~$plan.odt"))
+    }
+}
