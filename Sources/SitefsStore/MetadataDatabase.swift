@@ -63,8 +63,8 @@ public final class MetadataDatabase: Sendable {
         }
         try migrator.migrate(queue)
         lastRunEndedCleanly = try queue.write { db in
-            let found = try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey]) != nil
-            try db.execute(sql: "DELETE FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey])
+            let found = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM state WHERE key = ?"), arguments: [Self.cleanShutdownKey]) != nil
+            try db.cachedStatement(sql: "DELETE FROM state WHERE key = ?").execute(arguments: [Self.cleanShutdownKey])
             return found
         }
     }
@@ -72,13 +72,13 @@ public final class MetadataDatabase: Sendable {
     // MARK: Loading (at mount)
 
     public func loadItems() -> [ProviderItem] {
-        (try? queue.read { db in try Row.fetchAll(db, sql: "SELECT * FROM items").compactMap(Self.item(from:)) }) ?? []
+        (try? queue.read { db in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM items")).compactMap(Self.item(from:)) }) ?? []
     }
 
     /// Listings by folder. The root's key is `ItemCache.root`.
     public func loadListings() -> [ItemIdentifier: ItemCache.Listing] {
         let rows = (try? queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM listings ORDER BY folder_site, folder_id, position")
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM listings ORDER BY folder_site, folder_id, position"))
         }) ?? []
         var listings: [ItemIdentifier: ItemCache.Listing] = [:]
         for row in rows {
@@ -104,7 +104,7 @@ public final class MetadataDatabase: Sendable {
     static let knownListingPosition = -1
 
     public func value(for key: String) -> String? {
-        try? queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM state WHERE key = ?", arguments: [key]) }
+        try? queue.read { db in try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM state WHERE key = ?"), arguments: [key]) }
     }
 
     // MARK: Writing (in the background, in order)
@@ -128,7 +128,7 @@ public final class MetadataDatabase: Sendable {
 
     public func saveListing(_ listing: ItemCache.Listing, of folder: ItemIdentifier) {
         enqueue { db in
-            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
+            try db.cachedStatement(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?").execute(arguments: [folder.site, folder.id])
             let insert = try db.cachedStatement(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)")
             // The marker says the listing is known even when it has no entry.
             try insert.execute(arguments: [folder.site, folder.id, Self.knownListingPosition, "", ""])
@@ -165,19 +165,19 @@ public final class MetadataDatabase: Sendable {
 
     public func forgetListing(of folder: ItemIdentifier) {
         enqueue { db in
-            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [folder.site, folder.id])
+            try db.cachedStatement(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?").execute(arguments: [folder.site, folder.id])
         }
     }
 
     public func remove(_ identifier: ItemIdentifier) {
         enqueue { db in
-            try db.execute(sql: "DELETE FROM items WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
-            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?", arguments: [identifier.site, identifier.id])
+            try db.cachedStatement(sql: "DELETE FROM items WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
+            try db.cachedStatement(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?").execute(arguments: [identifier.site, identifier.id])
         }
     }
 
     public func setValue(_ value: String, for key: String) {
-        enqueue { db in try db.execute(sql: "INSERT OR REPLACE INTO state VALUES (?, ?)", arguments: [key, value]) }
+        enqueue { db in try db.cachedStatement(sql: "INSERT OR REPLACE INTO state VALUES (?, ?)").execute(arguments: [key, value]) }
     }
 
     /// Writes what is queued now and waits until it is written: at unmount, and where the
@@ -192,7 +192,7 @@ public final class MetadataDatabase: Sendable {
             writePending()
             do {
                 try queue.write { db in
-                    try db.execute(sql: "INSERT OR REPLACE INTO state VALUES (?, '1')", arguments: [Self.cleanShutdownKey])
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO state VALUES (?, '1')").execute(arguments: [Self.cleanShutdownKey])
                 }
             } catch {
                 logger.warning("cannot mark the metadata cache complete (the next mount will check it with the server): \(error)")
@@ -220,7 +220,7 @@ public final class MetadataDatabase: Sendable {
         do {
             try queue.write { db in
                 // Anything written after the mark makes it untrue.
-                try db.execute(sql: "DELETE FROM state WHERE key = ?", arguments: [Self.cleanShutdownKey])
+                try db.cachedStatement(sql: "DELETE FROM state WHERE key = ?").execute(arguments: [Self.cleanShutdownKey])
                 for work in batch { try work(db) }
             }
         } catch {

@@ -2,10 +2,11 @@ import Foundation
 import SitefsAPI
 import SitefsProvider
 
-/// A change of the folder tree made while the server could not be reached (or inside a
-/// folder made so): journaled like a save, shown at once as the user left it, and replayed
-/// on the server in the order made, after the renames made before it (see
-/// `Uploader.attemptOperation` for what each meets on the server and what then happens).
+/// A change of the folder tree the server does not have yet: a delete (every one), or a
+/// mkdir, link or chmod made while the server could not be reached (or inside a folder made
+/// so). Journaled like a save, shown at once as the user left it, and sent in the order
+/// made, after the renames made before it (see `Uploader.attemptOperation` for what each
+/// meets on the server and what then happens).
 public struct NamespaceOperation: Sendable, Equatable {
     public enum Kind: String, Sendable {
         /// A folder made here: `identifier` is its local identifier, `parent` where (perhaps
@@ -52,6 +53,11 @@ public struct NamespaceOperation: Sendable, Equatable {
     var notBefore: ContinuousClock.Instant = .now
     /// Times it was put back in a row, for the wait before the next try.
     var postponements = 0
+    /// rmdir: the deletes of files in the folder that were still queued when it was removed
+    /// (`rm -r`), in the order made. They go with it, as one delete of the folder where the
+    /// server holds nothing else there (see `Uploader.removeFolder`). Not persisted: each
+    /// has its own row in the journal, and a restart sends them one by one.
+    var absorbed: [NamespaceOperation] = []
 
     public init(kind: Kind, identifier: ItemIdentifier, name: String, parent: ItemIdentifier?, baseVersion: String? = nil,
                 folders: FolderChain? = nil, mode: UInt16? = nil, target: [UInt8]? = nil) {

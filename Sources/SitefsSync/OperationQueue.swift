@@ -14,6 +14,11 @@ import SitefsProvider
 ///   a folder another needs. Anything else waits until nothing is in flight, and nothing
 ///   goes while it is, so the server sees every other change in the order made.
 /// - `inFlight` is in increasing `sequence`.
+/// - A delete of a file waits until no other delete has been queued in its folder for
+///   `deleteSettle` (`lastDeleteQueued`), so that the rmdir which ends an `rm -r` finds the
+///   folder's deletes still queued and takes them along (`absorbDeletes`): one delete of the
+///   folder on the server instead of one per file. An rmdir carrying deletes stands for them
+///   in every question about order (`firstSequence`) and about what is pending.
 /// - `lastSequence` is the highest sequence ever given (the journal's), so a rename queued
 ///   now goes after every operation made before it.
 /// - An operation put back while offline (`putBack`) goes back to its place by sequence,
@@ -24,43 +29,86 @@ struct OperationQueue {
     private(set) var lastSequence: Int64 = 0
     /// How many deletes of files may be on their way at once.
     var parallelDeletes = 1
+    /// How long a delete of a file waits after the last delete queued in its folder.
+    var deleteSettle: Duration = .zero
+    /// When a delete was last queued in each folder (entries older than `deleteSettle` go).
+    private var lastDeleteQueued: [ItemIdentifier: ContinuousClock.Instant] = [:]
 
     init(resuming queued: [NamespaceOperation] = [], lastSequence: Int64 = 0) {
         self.queued = queued
         self.lastSequence = max(lastSequence, queued.last?.sequence ?? 0)
     }
 
-    /// Queues an operation the journal has just numbered.
-    mutating func append(_ operation: NamespaceOperation) {
+    /// Queues an operation the journal has just numbered, at `now`.
+    mutating func append(_ operation: NamespaceOperation, at now: ContinuousClock.Instant) {
         queued.append(operation)
         lastSequence = max(lastSequence, operation.sequence)
+        if operation.kind == .deleteFile, let folder = operation.parent {
+            lastDeleteQueued = lastDeleteQueued.filter { now - $0.value < deleteSettle }
+            lastDeleteQueued[folder] = now
+        }
     }
 
-    /// Queued or being sent.
+    /// Takes the queued deletes of files in the folder `rmdir` removes into it (see
+    /// `NamespaceOperation.absorbed`); returns how many.
+    mutating func absorbDeletes(into rmdir: inout NamespaceOperation) -> Int {
+        let folder = rmdir.identifier
+        let taken = queued.filter { $0.kind == .deleteFile && $0.parent == folder && $0.absorbed.isEmpty }
+        guard !taken.isEmpty else { return 0 }
+        queued.removeAll { $0.kind == .deleteFile && $0.parent == folder && $0.absorbed.isEmpty }
+        rmdir.absorbed = taken
+        lastDeleteQueued[folder] = nil
+        return taken.count
+    }
+
+    /// An rmdir in flight goes back without the deletes it carried: each to its place by
+    /// sequence, ahead of the rmdir, due at once (the server's folder held something else).
+    mutating func returnAbsorbed(of rmdir: NamespaceOperation) {
+        end(rmdir)
+        var alone = rmdir
+        alone.absorbed = []
+        for operation in rmdir.absorbed + [alone] { insertInOrder(operation) }
+    }
+
+    /// Queued or being sent (carried by an rmdir too).
     func isPending(_ identifier: ItemIdentifier) -> Bool {
-        inFlight.contains { $0.identifier == identifier } || queued.contains { $0.identifier == identifier }
+        all.contains { $0.identifier == identifier }
     }
 
     /// Being sent now.
-    func isBeingSent(_ identifier: ItemIdentifier) -> Bool { inFlight.contains { $0.identifier == identifier } }
+    func isBeingSent(_ identifier: ItemIdentifier) -> Bool {
+        inFlight.contains { $0.identifier == identifier || $0.absorbed.contains { $0.identifier == identifier } }
+    }
 
     var isIdle: Bool { queued.isEmpty && inFlight.isEmpty }
 
-    var count: Int { queued.count + inFlight.count }
+    var count: Int { all.count }
 
-    /// Being sent first, then queued in order.
-    var all: [NamespaceOperation] { inFlight + queued }
+    /// Being sent first, then queued in order; the deletes an rmdir carries before it.
+    var all: [NamespaceOperation] { (inFlight + queued).flatMap { $0.absorbed + [$0] } }
 
     /// True while an operation made at or before `sequence` has not reached the server.
     func isPending(upTo sequence: Int64) -> Bool {
-        if let first = inFlight.first, first.sequence <= sequence { return true }
-        return queued.first.map { $0.sequence <= sequence } ?? false
+        inFlight.contains { $0.firstSequence <= sequence } || queued.contains { $0.firstSequence <= sequence }
     }
+
+    /// When the first queued operation may go: a delete of a file also once its folder's
+    /// deletes have settled.
+    var firstDue: ContinuousClock.Instant? {
+        guard let first = queued.first else { return nil }
+        guard first.kind == .deleteFile, let folder = first.parent, let last = lastDeleteQueued[folder] else {
+            return first.notBefore
+        }
+        return max(first.notBefore, last + deleteSettle)
+    }
+
+    /// Deletes of files no longer wait for their folders' deletes to settle (`sitefs sync`).
+    mutating func expediteDeletes() { lastDeleteQueued = [:] }
 
     /// The first queued operation when it may go at `now`: due, and nothing in flight, or
     /// it and everything in flight deletes of files, fewer than `parallelDeletes`.
     func next(at now: ContinuousClock.Instant) -> NamespaceOperation? {
-        guard let first = queued.first, first.notBefore <= now else { return nil }
+        guard let first = queued.first, let due = firstDue, due <= now else { return nil }
         if inFlight.isEmpty { return first }
         guard first.kind == .deleteFile, inFlight.count < parallelDeletes,
               inFlight.allSatisfy({ $0.kind == .deleteFile }) else { return nil }
@@ -82,7 +130,11 @@ struct OperationQueue {
     /// An operation in flight goes back to its place in the queue (offline).
     mutating func putBack(_ operation: NamespaceOperation) {
         end(operation)
-        let index = queued.firstIndex { $0.sequence > operation.sequence } ?? queued.endIndex
+        insertInOrder(operation)
+    }
+
+    private mutating func insertInOrder(_ operation: NamespaceOperation) {
+        let index = queued.firstIndex { $0.firstSequence > operation.firstSequence } ?? queued.endIndex
         queued.insert(operation, at: index)
     }
 
@@ -123,4 +175,9 @@ struct OperationQueue {
         }
         return changed
     }
+}
+
+extension NamespaceOperation {
+    /// Its place in the order: an rmdir carrying deletes stands where the first of them was made.
+    var firstSequence: Int64 { absorbed.first?.sequence ?? sequence }
 }

@@ -52,10 +52,10 @@ public final class PinRegistry: Sendable {
         try migrator.migrate(queue)
         let loaded = try queue.read { db in
             var loaded = State()
-            for row in try Row.fetchAll(db, sql: "SELECT site, id FROM pins") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT site, id FROM pins")) {
                 loaded.pins.insert(ItemIdentifier(site: row["site"], id: row["id"]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM kept") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM kept")) {
                 loaded.kept[ItemIdentifier(site: row["site"], id: row["id"])] =
                     Kept(version: row["version"], size: row["size"], changedAt: row["changed_at"])
             }
@@ -80,14 +80,14 @@ public final class PinRegistry: Sendable {
     /// Durable when this returns.
     public func pin(_ identifier: ItemIdentifier) throws {
         try queue.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO pins VALUES (?, ?)", arguments: [identifier.site, identifier.id])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO pins VALUES (?, ?)").execute(arguments: [identifier.site, identifier.id])
         }
         state.withLock { _ = $0.pins.insert(identifier) }
     }
 
     public func unpin(_ identifier: ItemIdentifier) throws {
         try queue.write { db in
-            try db.execute(sql: "DELETE FROM pins WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+            try db.cachedStatement(sql: "DELETE FROM pins WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
         state.withLock { _ = $0.pins.remove(identifier) }
     }
@@ -106,7 +106,7 @@ public final class PinRegistry: Sendable {
     public func forgetKept(_ identifier: ItemIdentifier) throws {
         guard state.withLock({ $0.kept[identifier] }) != nil else { return }
         try queue.write { db in
-            try db.execute(sql: "DELETE FROM kept WHERE site = ? AND id = ?", arguments: [identifier.site, identifier.id])
+            try db.cachedStatement(sql: "DELETE FROM kept WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
         state.withLock { _ = $0.kept.removeValue(forKey: identifier) }
     }

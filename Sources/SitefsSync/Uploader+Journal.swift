@@ -141,6 +141,23 @@ extension Uploader {
         }
     }
 
+    /// The rows of finished operations dropped in one commit (an rmdir and the deletes it
+    /// carried); when that fails, each is owed on its own. Call with `condition` locked.
+    func writeFinished(_ finished: [NamespaceOperation]) {
+        do {
+            try journal.finished(finished)
+            for operation in finished { unwrittenJournal.written(.operation(operation.sequence)) }
+            journalWrittenLocked()
+        } catch {
+            for operation in finished {
+                unwrittenJournal.owe(.finishOperation(operation, madeFolder: nil), keepSnapshot: false,
+                                     retryAt: clock.now + Self.journalRetryInterval)
+            }
+            journalFailedLocked("\(finished.count) finished deletes", error)
+            condition.broadcast()
+        }
+    }
+
     /// Tries the owed journal writes again, oldest first, stopping at the first that still
     /// fails. Call with `condition` locked.
     func retryUnwrittenLocked() {

@@ -22,7 +22,12 @@ extension Uploader {
             journalFailedLocked("\(operation.kind.rawValue) \(operation.name)", error, refused: true)
             throw error
         }
-        operations.append(operation)
+        // `rm -r`: the folder's deletes still queued go with it. Not while a rename waits: it
+        // may wait for one of them (a name it frees), and the rmdir for it.
+        if operation.kind == .removeFolder, renames.isIdle, operations.absorbDeletes(into: &operation) > 0 {
+            logger.debug("rmdir \(operation.name): takes \(operation.absorbed.count) deletes along")
+        }
+        operations.append(operation, at: clock.now)
         condition.broadcast()
         return operation
     }
@@ -124,26 +129,81 @@ extension Uploader {
     /// to the head of the queue (nil), where a folder made here can still be renamed or
     /// removed before it is sent, and is tried again after a wait, or at once when the server
     /// is back (`serverReachableAgain`).
-    func attemptOperation(_ operation: NamespaceOperation) -> OperationOutcome? {
-        let outcome: OperationOutcome
+    ///
+    /// Returns the outcomes (an rmdir's first, then those of the deletes it carried), or none
+    /// when the operation went back to the queue.
+    func attemptOperation(_ operation: NamespaceOperation) -> [OperationOutcome] {
+        var outcomes: [OperationOutcome]
         do throws(Postponed) {
             switch operation.kind {
-            case .makeFolder: outcome = try makeFolder(operation)
-            case .deleteFile: outcome = try deleteFile(operation)
-            case .removeFolder: outcome = try removeFolder(operation)
-            case .makeSymlink: outcome = try makeSymlink(operation)
-            case .setMode: outcome = try setMode(operation)
+            case .makeFolder: outcomes = [try makeFolder(operation)]
+            case .deleteFile: outcomes = [try deleteFile(operation)]
+            case .removeFolder where !operation.absorbed.isEmpty:
+                guard let removed = try removeFolderAndFiles(operation) else {
+                    condition.lock()
+                    operations.returnAbsorbed(of: operation)
+                    condition.broadcast()
+                    condition.unlock()
+                    return []
+                }
+                outcomes = removed
+            case .removeFolder: outcomes = [try removeFolder(operation)]
+            case .makeSymlink: outcomes = [try makeSymlink(operation)]
+            case .setMode: outcomes = [try setMode(operation)]
             }
         } catch {
             condition.lock()
             postponeLocked(operation)
             condition.unlock()
-            return nil
+            return []
         }
         condition.lock()
-        finishOperation(outcome)
+        finishOperations(outcomes)
         condition.unlock()
-        return outcome
+        return outcomes
+    }
+
+    /// An rmdir carrying the deletes of the files the folder held (`rm -r`): when the server's
+    /// folder holds exactly those files, each still at the version the mount showed, one
+    /// delete of the folder removes them all; the outcomes of the rmdir and of each delete.
+    /// Nil when it holds anything else, or another version (someone's edit): then each delete
+    /// goes on its own, under its own conditions, and the rmdir after them.
+    private func removeFolderAndFiles(_ operation: NamespaceOperation) throws(Postponed) -> [OperationOutcome]? {
+        let expected = Dictionary(operation.absorbed.map { ($0.identifier, $0.baseVersion) }, uniquingKeysWith: { first, _ in first })
+        var token: PageToken?
+        var pages = 0
+        repeat {
+            let listed = try sending("rmdir \(operation.name)") { () throws(ProviderError) -> Page in
+                try backend.children(of: operation.identifier, after: token, limit: 1_000)
+            }
+            switch listed {
+            case .success(let page):
+                for item in page.items {
+                    guard let seen = expected[item.identifier], seen == nil || seen == item.version else { return nil }
+                }
+                token = page.next
+            case .failure(.notFound):
+                token = nil  // gone already: so are the files
+            case .failure(let error):
+                logger.warning("rmdir \(operation.name): the server's folder could not be listed (\(error)); its files go one by one")
+                return nil
+            }
+            pages += 1
+        } while token != nil && pages <= expected.count / 1_000 + 1
+        if token != nil { return nil }  // more pages than the files removed here can fill
+        let result = try sending("rmdir \(operation.name)") { () throws(ProviderError) in
+            try backend.delete(operation.identifier, baseVersion: nil)
+        }
+        switch result {
+        case .success, .failure(.notFound):
+            logger.info("removed folder \(operation.name) with its \(operation.absorbed.count) files in one request")
+            var done = operation
+            done.absorbed = []
+            return operation.absorbed.map { .deleted($0) } + [.deleted(done)]
+        case .failure(let error):
+            logger.warning("rmdir \(operation.name) with its files: \(error); they go one by one")
+            return nil
+        }
     }
 
     /// Thrown when a request of an operation was not sent because the mount is offline.
@@ -368,9 +428,21 @@ extension Uploader {
         return nil
     }
 
-    /// Bookkeeping once an operation is over. Call with `condition` locked. A folder made
+    /// Bookkeeping once operations are over (one, or an rmdir and the deletes it carried),
+    /// their journal rows dropped in one commit. Call with `condition` locked.
+    private func finishOperations(_ outcomes: [OperationOutcome]) {
+        guard outcomes.count > 1 else {
+            if let outcome = outcomes.first { write(.finishOperation(outcome.operation, madeFolder: finishOperation(outcome))) }
+            return
+        }
+        for outcome in outcomes { _ = finishOperation(outcome) }
+        writeFinished(outcomes.map(\.operation))
+    }
+
+    /// Bookkeeping once an operation is over, but its journal row; returns the folder or link
+    /// it made, which the row's removal records. Call with `condition` locked. A folder made
     /// here becomes its server folder for everything still to go into it.
-    private func finishOperation(_ outcome: OperationOutcome) {
+    private func finishOperation(_ outcome: OperationOutcome) -> ItemIdentifier? {
         let operation = outcome.operation
         operations.end(operation)
         reporting[operation.identifier, default: 0] += 1
@@ -393,8 +465,8 @@ extension Uploader {
             records.add(notApplied: Status.Failure(name: operation.name, reason: error.description))
             if operation.kind.makesItem { identities.abandonFolder(operation.identifier) }
         }
-        write(.finishOperation(operation, madeFolder: made))
         condition.broadcast()
+        return made
     }
 
     /// Everything still aimed at the local folder `local` now goes to the server folder

@@ -71,6 +71,7 @@ extension Uploader {
         let now = clock.now
         saves.makeDue(at: now, only: identifier)
         renames.makeDue(at: now, only: identifier)
+        operations.expediteDeletes()
         condition.broadcast()
         while true {
             let busy = identifier.map { identifier in

@@ -84,6 +84,10 @@ final class Uploader: @unchecked Sendable {
     /// The write-back delay, retry backoff and how long creates are kept run on it.
     let clock: MountClock
 
+    /// How long a delete of a file waits for more deletes in its folder (see `OperationQueue`):
+    /// `rm -r` deletes a file every half millisecond or so, then the folder.
+    static let deleteSettle: Duration = .milliseconds(100)
+
     /// Opens the journal and resumes what an earlier run left. Throws when the journal cannot
     /// be opened for writing: a mount that could not record a save must not start.
     public init(backend: any DocumentBackend, journalPath: String, parallelism: Int, delays: WriteBackDelays = .uniform(.zero),
@@ -103,6 +107,7 @@ final class Uploader: @unchecked Sendable {
         identities = LocalIdentities(madeFolders: try journal.madeFolders(), kept: retiredCreationsKept)
         operations = OperationQueue(resuming: try journal.pendingOperations(), lastSequence: try journal.lastOperationSequence())
         operations.parallelDeletes = max(1, parallelism)
+        operations.deleteSettle = Self.deleteSettle
         saves.lastUploaded = try journal.uploadedVersions()
         try resume()
     }
@@ -375,6 +380,7 @@ final class Uploader: @unchecked Sendable {
         let now = clock.now
         saves.makeDue(at: now)
         renames.makeDue(at: now)
+        operations.expediteDeletes()
         condition.broadcast()
     }
 
@@ -448,10 +454,10 @@ final class Uploader: @unchecked Sendable {
                 onRenameOutcome?(outcome)
                 doneReporting(rename.identifier)
             case .operation(let operation):
-                // Ends with `finishOperation` done, under the lock; nil: put back (offline).
-                if let outcome = attemptOperation(operation) {
+                // Ends with `finishOperations` done, under the lock; none: put back.
+                for outcome in attemptOperation(operation) {
                     onOperationOutcome?(outcome)
-                    doneReporting(operation.identifier)
+                    doneReporting(outcome.operation.identifier)
                 }
             }
         }
@@ -515,7 +521,7 @@ final class Uploader: @unchecked Sendable {
     /// retry of journal writes. Call with `condition` locked.
     private func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         let candidates = [saves.earliestDue(after: now), renames.earliestDue(after: now),
-                          operations.queued.first.map(\.notBefore), unwrittenJournal.retryAt]
+                          operations.firstDue, unwrittenJournal.retryAt]
         return candidates.compactMap { $0 }.filter { $0 > now }.min()
     }
 

@@ -127,6 +127,7 @@ import Testing
         #expect(try world.filesystem.readLink(try world.inode("plan link"), context: world.harness.context) == target)
         #expect(world.backend.node(named: "plan link", in: world.folder)?.kind == .symlink)
         try world.harness.unlink(world.folderInode, "plan link")
+        #expect(world.filesystem.waitForUploads(timeout: .seconds(10)))
         #expect(world.backend.node(named: "plan link", in: world.folder) == nil)
     }
 

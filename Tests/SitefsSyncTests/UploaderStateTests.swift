@@ -151,7 +151,7 @@ private let now = ContinuousClock.now
     @Test func operationsGoOneAtATimeAndOneFromOfflineGoesBackToTheHead() {
         let first = ItemIdentifier.local(in: site), second = ItemIdentifier.local(in: site)
         var queue = OperationQueue(resuming: [mkdir(1, first)], lastSequence: 1)
-        queue.append(mkdir(2, second))
+        queue.append(mkdir(2, second), at: .now)
         #expect(queue.lastSequence == 2)
         let sending = queue.next(at: .now)!
         queue.begin(sending)
@@ -160,6 +160,61 @@ private let now = ContinuousClock.now
         queue.putBack(sending)
         #expect(queue.queued.map(\.sequence) == [1, 2])
         #expect(queue.queuedMakeFolder(second) == 1)
+    }
+
+    private func delete(_ sequence: Int64, _ name: String, in folder: ItemIdentifier) -> NamespaceOperation {
+        var operation = NamespaceOperation(kind: .deleteFile, identifier: file(name), name: name, parent: folder, baseVersion: "v1")
+        operation.sequence = sequence
+        return operation
+    }
+
+    @Test func deletesOfFilesGoSeveralAtOnceAndAnythingElseAlone() {
+        let start = ContinuousClock.now + .seconds(1)  // after every operation made here is due
+        var queue = OperationQueue(resuming: [])
+        queue.parallelDeletes = 2
+        for index in 1...3 { queue.append(delete(Int64(index), "f\(index)", in: file("folder")), at: start) }
+        queue.append(mkdir(4, .local(in: site)), at: start)
+        queue.begin(queue.next(at: start)!)
+        queue.begin(queue.next(at: start)!)
+        #expect(queue.inFlight.map(\.sequence) == [1, 2])
+        #expect(queue.next(at: start) == nil, "a third delete past the limit")
+        queue.end(queue.inFlight[0])
+        queue.begin(queue.next(at: start)!)
+        #expect(queue.next(at: start) == nil, "a mkdir while deletes are in flight")
+        #expect(queue.isPending(upTo: 2) && !queue.isPending(upTo: 1))
+        queue.end(queue.inFlight[0])
+        queue.end(queue.inFlight[0])
+        #expect(queue.next(at: start)?.kind == .makeFolder)
+    }
+
+    @Test func aDeleteWaitsForItsFoldersDeletesToSettleAndAnRmdirTakesThemAlong() {
+        let start = ContinuousClock.now + .seconds(1)  // after every operation made here is due
+        let folder = file("folder"), elsewhere = file("elsewhere")
+        var queue = OperationQueue(resuming: [])
+        queue.deleteSettle = .milliseconds(100)
+        queue.append(delete(1, "a", in: folder), at: start)
+        queue.append(delete(2, "b", in: elsewhere), at: start)
+        queue.append(delete(3, "c", in: folder), at: start + .milliseconds(50))
+        #expect(queue.next(at: start + .milliseconds(149)) == nil, "sent while its folder's deletes still came")
+        #expect(queue.firstDue == start + .milliseconds(150))
+        var rmdir = NamespaceOperation(kind: .removeFolder, identifier: folder, name: "folder", parent: .site(site))
+        rmdir.sequence = 4
+        #expect(queue.absorbDeletes(into: &rmdir) == 2)
+        queue.append(rmdir, at: start + .milliseconds(60))
+        #expect(queue.queued.map(\.sequence) == [2, 4] && queue.count == 4)
+        #expect(queue.all.map(\.sequence) == [2, 1, 3, 4])
+        #expect(queue.isPending(file("a")) && queue.isPending(upTo: 1))
+        // The server's folder held something else: the deletes go back, each on its own, ahead of the rmdir.
+        queue.begin(queue.next(at: start + .milliseconds(200))!)
+        #expect(queue.next(at: start + .milliseconds(200)) == nil, "an rmdir while a delete is in flight")
+        queue.end(queue.inFlight[0])
+        let sending = queue.next(at: start + .milliseconds(200))!
+        queue.begin(sending)
+        #expect(sending.absorbed.count == 2 && !queue.isBeingSent(file("b")) && queue.isBeingSent(file("a")))
+        queue.returnAbsorbed(of: sending)
+        #expect(queue.queued.map(\.sequence) == [1, 3, 4] && queue.queued.allSatisfy(\.absorbed.isEmpty))
+        queue.expediteDeletes()
+        #expect(queue.next(at: start + .milliseconds(60))?.sequence == 1)
     }
 
     @Test func lastSequenceNeverGoesBack() {
