@@ -271,18 +271,19 @@ public final class ItemCache: Sendable {
             old = (previousParent, previous.name)
             if previousParent != item.parent { removeEntry(item.identifier, from: previousParent, in: &state) }
         }
-        if let parent = item.parent, var listing = state.listings[parent] {
-            if let index = listing.identifiers.firstIndex(of: item.identifier) {
-                if !ItemName.same(listing.names[index], item.name) {
-                    listing.names[index] = item.name  // a rename keeps its place, as on the server
+        // Changed where it is stored: a copy taken out and put back would copy the whole
+        // listing on every change (a folder of 1,000 new files, 1,000 times).
+        if let parent = item.parent, state.listings[parent] != nil {
+            if let index = state.listings[parent]!.identifiers.firstIndex(of: item.identifier) {
+                if !ItemName.same(state.listings[parent]!.names[index], item.name) {
+                    state.listings[parent]!.names[index] = item.name  // a rename keeps its place, as on the server
                     persistence?.renameEntry(item.identifier, to: item.name, in: parent)
                 }
             } else {
-                listing.names.append(item.name)
-                listing.identifiers.append(item.identifier)
+                state.listings[parent]!.names.append(item.name)
+                state.listings[parent]!.identifiers.append(item.identifier)
                 persistence?.appendEntry(item.identifier, named: item.name, to: parent)
             }
-            state.listings[parent] = listing
         }
         return old
     }
@@ -314,10 +315,9 @@ public final class ItemCache: Sendable {
     }
 
     private func removeEntry(_ identifier: ItemIdentifier, from parent: ItemIdentifier, in state: inout State) {
-        guard var listing = state.listings[parent], let index = listing.identifiers.firstIndex(of: identifier) else { return }
-        listing.identifiers.remove(at: index)
-        listing.names.remove(at: index)
-        state.listings[parent] = listing
+        guard let index = state.listings[parent]?.identifiers.firstIndex(of: identifier) else { return }
+        state.listings[parent]!.identifiers.remove(at: index)  // in place, as in `upsert`
+        state.listings[parent]!.names.remove(at: index)
         persistence?.removeEntry(identifier, from: parent)
     }
 

@@ -151,14 +151,14 @@ public final class MetadataDatabase: Sendable {
 
     public func renameEntry(_ child: ItemIdentifier, to name: String, in folder: ItemIdentifier) {
         enqueue { db in
-            try db.execute(sql: "UPDATE listings SET name = ? WHERE folder_site = ? AND folder_id = ? AND child_id = ?",
+            try db.cachedStatement(sql: "UPDATE listings SET name = ? WHERE folder_site = ? AND folder_id = ? AND child_id = ?").execute(
                            arguments: [name, folder.site, folder.id, child.id])
         }
     }
 
     public func removeEntry(_ child: ItemIdentifier, from folder: ItemIdentifier) {
         enqueue { db in
-            try db.execute(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ? AND child_id = ?",
+            try db.cachedStatement(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ? AND child_id = ?").execute(
                            arguments: [folder.site, folder.id, child.id])
         }
     }

@@ -95,7 +95,7 @@ public final class PinRegistry: Sendable {
     /// Records that the item's local copy is `kept` (its file fsynced by the caller first).
     public func keep(_ identifier: ItemIdentifier, _ kept: Kept) throws {
         try queue.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?, ?)",
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?, ?)").execute(
                            arguments: [identifier.site, identifier.id, kept.version, kept.size, kept.changedAt])
         }
         state.withLock { $0.kept[identifier] = kept }

@@ -12,7 +12,9 @@ import SitefsStore
 ///
 /// Its statements are compiled once per connection and kept (`cachedStatement`): a folder of
 /// 1,000 new files or deletes runs the same few statements thousands of times, and compiling
-/// each again (SQLite's parser, GRDB's authorizer) cost more than running it.
+/// each again (SQLite's parser, GRDB's authorizer) cost more than running it. A write of one
+/// statement runs without GRDB's transaction around it (`writeWithoutTransaction`): SQLite
+/// commits it by itself, as durably, without compiling BEGIN and COMMIT for it.
 ///
 /// Every write throws when it cannot commit (disk full, I/O error, a read-only file): the
 /// uploader decides the consequence (see `Uploader.write(_:)` and `JournalWrite`).
@@ -113,13 +115,13 @@ final class UploadJournal: Sendable {
     /// saves; this row tells them that a 404 is this mount's delete, not someone else's, so
     /// the file is not created again.
     func recordDelete(_ identifier: ItemIdentifier) throws {
-        try queue.write { db in
+        try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO deletes VALUES (?, ?)").execute(arguments: [identifier.site, identifier.id])
         }
     }
 
     func clearDelete(_ identifier: ItemIdentifier) throws {
-        try queue.write { db in
+        try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: "DELETE FROM deletes WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
     }
@@ -132,7 +134,7 @@ final class UploadJournal: Sendable {
 
     /// Commits a save (durable when this returns).
     func record(_ job: Uploader.Job) throws {
-        try queue.write { db in try Self.insert(job, into: db) }
+        try queue.writeWithoutTransaction { db in try Self.insert(job, into: db) }
     }
 
     private static func insert(_ job: Uploader.Job, into db: Database) throws {
@@ -147,7 +149,7 @@ final class UploadJournal: Sendable {
 
     /// Forgets a save (replaced by a newer one of the same file, or moot).
     func drop(stagedPath: String) throws {
-        try queue.write { db in try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [stagedPath]) }
+        try queue.writeWithoutTransaction { db in try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [stagedPath]) }
     }
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so
@@ -157,10 +159,10 @@ final class UploadJournal: Sendable {
     func confirmed(_ job: Uploader.Job, producing version: String, rekeyed follower: Uploader.Job? = nil) throws {
         try queue.write { db in
             try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [job.stagedPath])
-            try db.execute(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)",
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)").execute(
                            arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
             if let follower {
-                try db.execute(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?",
+                try db.cachedStatement(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?").execute(
                                arguments: [follower.identifier.id, follower.baseVersion, follower.stagedPath])
             }
         }
@@ -170,8 +172,8 @@ final class UploadJournal: Sendable {
     /// renamed before its upload is created under the new name; a failed save stays for
     /// `sitefs retry` (`failure` nil: queued again). The row keeps its place in the order.
     func update(_ job: Uploader.Job, failure: String?) throws {
-        try queue.write { db in
-            try db.execute(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ?, mode = ? WHERE staged_path = ?",
+        try queue.writeWithoutTransaction { db in
+            try db.cachedStatement(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ?, mode = ? WHERE staged_path = ?").execute(
                            arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.mode.map { Int64($0) },
                                        job.stagedPath])
         }
@@ -207,7 +209,7 @@ final class UploadJournal: Sendable {
     // MARK: Deferred renames
 
     func recordRename(_ rename: Uploader.RenameJob) throws {
-        try queue.write { db in
+        try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO renames (site, id, name, parent, server_name, server_parent, after_operation)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -218,7 +220,7 @@ final class UploadJournal: Sendable {
     }
 
     func dropRename(_ identifier: ItemIdentifier) throws {
-        try queue.write { db in
+        try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: "DELETE FROM renames WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
     }
@@ -240,7 +242,7 @@ final class UploadJournal: Sendable {
 
     /// Commits an operation (durable when this returns) and gives it its place in the order.
     func record(_ operation: NamespaceOperation) throws -> Int64 {
-        try queue.write { db in
+        try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: """
                 INSERT INTO operations (kind, site, id, name, parent, base_version, folders, mode, target)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -255,8 +257,8 @@ final class UploadJournal: Sendable {
     /// An operation not sent yet changed (a folder made here renamed before it went, or its
     /// parent now known on the server).
     func update(_ operation: NamespaceOperation) throws {
-        try queue.write { db in
-            try db.execute(sql: "UPDATE operations SET id = ?, name = ?, parent = ?, folders = ?, mode = ? WHERE seq = ?",
+        try queue.writeWithoutTransaction { db in
+            try db.cachedStatement(sql: "UPDATE operations SET id = ?, name = ?, parent = ?, folders = ?, mode = ? WHERE seq = ?").execute(
                            arguments: [operation.identifier.id, operation.name, operation.parent?.id, operation.folders?.encoded,
                                        operation.mode.map { Int64($0) }, operation.sequence])
         }
@@ -269,7 +271,7 @@ final class UploadJournal: Sendable {
         try queue.write { db in
             try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?").execute(arguments: [operation.sequence])
             if let madeFolder {
-                try db.execute(sql: "INSERT OR REPLACE INTO made_folders VALUES (?, ?, ?)",
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO made_folders VALUES (?, ?, ?)").execute(
                                arguments: [operation.identifier.site, operation.identifier.id, madeFolder.id])
             }
         }

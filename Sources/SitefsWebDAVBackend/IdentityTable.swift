@@ -16,6 +16,9 @@ import GRDB
 /// folder (`webdav-identities.sqlite`), fsynced per transaction, since the upload journal
 /// refers to its numbers across a crash; names are compared as bytes (SQLite's BINARY
 /// collation), so "café" in NFC and in NFD are two names, as they are to the server.
+/// Every request resolves its item here, so statements are compiled once and kept
+/// (`cachedStatement`), and lookups read outside a transaction (`inDatabase`: one SELECT
+/// needs none, and GRDB's read-only transaction compiled four statements around it).
 public final class IdentityTable: Sendable {
     public typealias Node = Int64
     /// The mount URL's own collection: the parent of the sites.
@@ -99,8 +102,8 @@ public final class IdentityTable: Sendable {
 
     /// The number of an existing child, or nil.
     public func existingNode(named name: String, in parent: Node) throws -> Node? {
-        try queue.read { db in
-            try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?", arguments: [parent, name])
+        try queue.inDatabase { db in
+            try Node.fetchOne(db.cachedStatement(sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?"), arguments: [parent, name])
         }
     }
 
@@ -142,16 +145,16 @@ public final class IdentityTable: Sendable {
             if let here { return here["id"] }
             return try insert(sighting, in: parent, db)
         }
-        if let known = try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE file_id = ?", arguments: [fileID]) {
+        if let known = try Node.fetchOne(db.cachedStatement(sql: "SELECT id FROM nodes WHERE file_id = ?"), arguments: [fileID]) {
             // The server's id says which item this is, wherever it was seen before.
             if let here, here["id"] as Node != known { try removeSubtree(here["id"], db) }
-            try db.execute(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?", arguments: [parent, sighting.name, known])
+            try db.cachedStatement(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?").execute( arguments: [parent, sighting.name, known])
             return known
         }
         if let here {
             let hereFileID: String? = here["file_id"]
             if hereFileID == nil {
-                try db.execute(sql: "UPDATE nodes SET file_id = ? WHERE id = ?", arguments: [fileID, here["id"] as Node])
+                try db.cachedStatement(sql: "UPDATE nodes SET file_id = ? WHERE id = ?").execute( arguments: [fileID, here["id"] as Node])
                 return here["id"]
             }
             // Another item now has this name: the old one was deleted or moved away.
@@ -181,7 +184,7 @@ public final class IdentityTable: Sendable {
     /// made, or removed since).
     public func location(of node: Node) throws -> Location? {
         guard node != Self.root else { return Location(components: [], isCollection: true, site: Self.root, parent: Self.root) }
-        return try queue.read { db in
+        return try queue.inDatabase { db in
             let rows = try Row.fetchAll(db, sql: """
                 WITH RECURSIVE up(id, parent, name, depth) AS (
                     SELECT id, parent, name, 0 FROM nodes WHERE id = ?
@@ -193,7 +196,7 @@ public final class IdentityTable: Sendable {
                 """, arguments: [node, Self.maximumDepth])
             // A chain that does not end at the root belongs to a removed folder.
             guard let top = rows.first, top["parent"] as Node == Self.root else { return nil }
-            let collection = try Bool.fetchOne(db, sql: "SELECT is_collection FROM nodes WHERE id = ?", arguments: [node]) ?? false
+            let collection = try Bool.fetchOne(db.cachedStatement(sql: "SELECT is_collection FROM nodes WHERE id = ?"), arguments: [node]) ?? false
             return Location(components: rows.map { $0["name"] as String }, isCollection: collection, site: top["id"],
                             parent: rows.last!["parent"])
         }
@@ -203,11 +206,11 @@ public final class IdentityTable: Sendable {
     /// gone (an overwrite).
     public func move(_ node: Node, to parent: Node, name: String) throws {
         try queue.write { db in
-            if let there = try Node.fetchOne(db, sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?", arguments: [parent, name]),
+            if let there = try Node.fetchOne(db.cachedStatement(sql: "SELECT id FROM nodes WHERE parent = ? AND name = ?"), arguments: [parent, name]),
                there != node {
                 try Self.removeSubtree(there, db)
             }
-            try db.execute(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?", arguments: [parent, name, node])
+            try db.cachedStatement(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?").execute( arguments: [parent, name, node])
         }
     }
 
@@ -219,7 +222,7 @@ public final class IdentityTable: Sendable {
     /// After a whole listing of `parent`: children it did not report are gone.
     public func prune(childrenOf parent: Node, keeping seen: Set<Node>) throws {
         try queue.write { db in
-            let known = try Node.fetchAll(db, sql: "SELECT id FROM nodes WHERE parent = ?", arguments: [parent])
+            let known = try Node.fetchAll(db.cachedStatement(sql: "SELECT id FROM nodes WHERE parent = ?"), arguments: [parent])
             for node in known where !seen.contains(node) { try Self.removeSubtree(node, db) }
         }
     }
@@ -242,15 +245,15 @@ public final class IdentityTable: Sendable {
     /// sees the times it set and transfers nothing the second time.
     public func keep(modified microseconds: Int64, of node: Node, version: String) throws {
         try queue.write { db in
-            try db.execute(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?",
+            try db.cachedStatement(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?").execute(
                            arguments: [microseconds, version, node])
         }
     }
 
     /// The time kept for `node` if the server still has `version` of it.
     public func keptModified(of node: Node, version: String) throws -> Int64? {
-        try queue.read { db in
-            try Int64.fetchOne(db, sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?",
+        try queue.inDatabase { db in
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?"),
                                arguments: [node, version])
         }
     }
@@ -263,12 +266,12 @@ public final class IdentityTable: Sendable {
     /// shows the item drops it, and it outlives the mount with the table.
     public func keep(mode: UInt16?, of node: Node) throws {
         try queue.write { db in
-            try db.execute(sql: "UPDATE nodes SET kept_mode = ? WHERE id = ?", arguments: [mode.map { Int64($0) }, node])
+            try db.cachedStatement(sql: "UPDATE nodes SET kept_mode = ? WHERE id = ?").execute( arguments: [mode.map { Int64($0) }, node])
         }
     }
 
     /// The mode kept for `node`, if any.
     public func keptMode(of node: Node) throws -> UInt16? {
-        try queue.read { db in Self.mode(try Int64.fetchOne(db, sql: "SELECT kept_mode FROM nodes WHERE id = ?", arguments: [node])) }
+        try queue.inDatabase { db in Self.mode(try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_mode FROM nodes WHERE id = ?"), arguments: [node])) }
     }
 }
