@@ -51,16 +51,19 @@ import SitefsConcurrency
 /// **Outcomes**: `SyncEvent`s, delivered to the handler given to `start` on a worker thread
 /// with no lock of the engine's held.
 ///
-/// **Now or later.** A namespace change goes to the server at once when the connection
-/// monitor does not know the server to be unreachable and the change's folder exists there
-/// (it is not a folder made here whose mkdir is still queued). A change made at once is
-/// sent only after the renames queued before it (`renamesWait`), so the server sees changes
-/// in the order they were made. Otherwise, and when the call is lost in transit (or the
-/// renames before it cannot be sent while offline), it is queued as a `NamespaceOperation`
-/// or a deferred rename, shown at once, and replayed in the order made once the server
-/// answers (`serverReachableAgain`). New files, their renames, and renames of server files
-/// (not over another file) are always deferred: they wait out the settle delay, which lets
-/// an editor's save sequence fold (SyncEngine+EditorSaves.swift).
+/// **Now or later.** A mkdir, a rename of a folder or over a file, and a chmod go to the
+/// server at once when the connection monitor does not know the server to be unreachable
+/// and the change's folder exists there (it is not a folder made here whose mkdir is still
+/// queued); such a change is sent only after the renames queued before it (`renamesWait`),
+/// so the server sees changes in the order they were made. Otherwise, and when the call is
+/// lost in transit (or the renames before it cannot be sent while offline), it is queued as
+/// a `NamespaceOperation` or a deferred rename, shown at once, and replayed in the order
+/// made once the server answers (`serverReachableAgain`). Deletes are always queued (`rm`
+/// does not wait for the server; `rm -r` goes as one delete of the folder where it can, see
+/// `OperationQueue`), and so are new files, their renames, and renames of server files (not
+/// over another file). What may begin an editor's save sequence waits before it is sent
+/// (`WriteBackDelays`), which lets the sequence fold (SyncEngine+EditorSaves.swift); the
+/// rest goes at once.
 ///
 /// **Locks**: the uploader's `condition` → the namespace's mutex → the uploader's
 /// `published` save states (`LockRank`), with the pin registry and the connection monitor as

@@ -86,7 +86,7 @@ struct EditorTests {
     }
 
     @Test func aNewFileIsUploadedOnceAfterTheSettleDelayAndADeletedOneNever() throws {
-        let fixture = try MountFixture(extraMountArguments: ["--write-back-delay", "1.5"])
+        let fixture = try MountFixture(extraMountArguments: ["--write-back-delay", "1.5", "--new-file-delay", "1.5"])
         defer { fixture.tearDown() }
         let posts = { fixture.server.log.components(separatedBy: "POST /v1/items/").count - 1 }
         let before = posts()

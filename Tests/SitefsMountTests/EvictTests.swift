@@ -11,7 +11,7 @@ struct EvictTests {
     @Test func freeingUpAPinnedFolderKeepsOnlyWhatTheServerLacks() throws {
         try TestAccount.openFUSEToUsers()
         let user = try TestAccount.named("sitefs-test-user")
-        let fixture = try MountFixture(extraMountArguments: ["--write-back-delay", "3600"], as: user)
+        let fixture = try MountFixture(throughFaultProxy: true, as: user)
         defer { fixture.tearDown() }
         // Three 256 KiB files made on the server, pinned here.
         try fixture.serverFolder("Plans", in: "Riverside")
@@ -19,7 +19,9 @@ struct EvictTests {
         try #require(eventually(timeout: .seconds(15)) { (try? fixture.shell("ls Riverside/Plans").out.split(separator: "\n").count) == 3 })
         #expect(try fixture.sitefs(["pin", fixture.path("Riverside/Plans")]).status == 0)
         #expect(try fixture.sitefs(["sync", "--pinned", fixture.mountpoint.path]).status == 0)
-        // An edit of one of them, not sent yet (the write-back delay is an hour).
+        // An edit of one of them, not sent yet: the server cannot be reached for now.
+        let proxy = try #require(fixture.proxy)
+        proxy.mode = .refuse
         #expect(try fixture.shell("printf 'marked up' > Riverside/Plans/c.pdf").status == 0)
         let before = contentBytes(fixture)
         #expect(before >= 512 << 10, "two pinned copies and the edit: \(before) bytes")
@@ -38,6 +40,7 @@ struct EvictTests {
             #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/\(name)").out == "online-only")
         }
         #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/c.pdf").out == "pending")
+        proxy.mode = .pass
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         #expect(try fixture.serverContent("Riverside/Plans/c.pdf") == "marked up", "the kept edit reached the server")
 
