@@ -12,12 +12,16 @@ import SitefsProvider
 ///   (a newer save of a queued file keeps its place), and nothing else.
 /// - A file is never both queued and failed: queueing a newer save ends the failure.
 /// - `progress` and `lateModified` have entries only for files in flight.
+/// - `dueTimes` has exactly the keys of `queued`, each its job's `notBefore`: the workers scan
+///   when work is due on every wakeup, over a burst of 1,000 new files waiting out their
+///   delay, and reading the time from the job itself copied the whole job each time.
 /// - `lastUploaded` is what the last confirmed upload of a file was based on and produced:
 ///   a save based on the former is rebased onto the latter when queued, because it builds
 ///   on this mount's own upload, not on someone else's edit.
 struct SaveQueue {
     private(set) var queued: [ItemIdentifier: SaveJob] = [:]
     private(set) var order: [ItemIdentifier] = []
+    private var dueTimes: [ItemIdentifier: ContinuousClock.Instant] = [:]
     private(set) var inFlight: [ItemIdentifier: SaveJob] = [:]
     private(set) var failures: [ItemIdentifier: (job: SaveJob, reason: String)] = [:]
     /// Bytes sent so far per upload in flight.
@@ -55,6 +59,7 @@ struct SaveQueue {
             unneeded.append(failed.job.stagedPath)
         }
         queued[job.identifier] = job
+        dueTimes[job.identifier] = due
         return unneeded
     }
 
@@ -74,6 +79,7 @@ struct SaveQueue {
     /// Takes a file's queued save out of the queue.
     mutating func removeQueued(_ identifier: ItemIdentifier) -> SaveJob? {
         guard let job = queued.removeValue(forKey: identifier) else { return nil }
+        dueTimes[identifier] = nil
         order.removeAll { $0 == identifier }
         return job
     }
@@ -84,6 +90,7 @@ struct SaveQueue {
         guard var job = queued[identifier] else { return false }
         change(&job)
         queued[identifier] = job
+        dueTimes[identifier] = job.notBefore
         return true
     }
 
@@ -99,6 +106,7 @@ struct SaveQueue {
     /// Everything queued (for `identifier`, or every file) is due at `now`.
     mutating func makeDue(at now: ContinuousClock.Instant, only identifier: ItemIdentifier? = nil) {
         queued.makeDue(at: now, only: identifier)
+        for key in identifier.map({ [$0] }) ?? Array(dueTimes.keys) where dueTimes[key] != nil { dueTimes[key] = now }
     }
 
     /// The first queued save that may go at `now`, taken out of the queue: not while another
@@ -107,9 +115,11 @@ struct SaveQueue {
     /// or make its folder). Hand it to `beginUpload` once ready to send.
     mutating func takeDue(at now: ContinuousClock.Instant, holdingCreations: Bool) -> SaveJob? {
         guard let index = order.firstIndex(where: { identifier in
-            inFlight[identifier] == nil && queued[identifier]!.notBefore <= now && !(holdingCreations && identifier.isLocal)
+            !(holdingCreations && identifier.isLocal) && inFlight[identifier] == nil && dueTimes[identifier]! <= now
         }) else { return nil }
-        return queued.removeValue(forKey: order.remove(at: index))
+        let identifier = order.remove(at: index)
+        dueTimes[identifier] = nil
+        return queued.removeValue(forKey: identifier)
     }
 
     mutating func beginUpload(_ job: SaveJob) {
@@ -162,5 +172,9 @@ struct SaveQueue {
     }
 
     /// When the first queued job not due at `now` will be.
-    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? { queued.earliestDue(after: now) }
+    func earliestDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var earliest: ContinuousClock.Instant?
+        for time in dueTimes.values where time > now && earliest.map({ time < $0 }) ?? true { earliest = time }
+        return earliest
+    }
 }
