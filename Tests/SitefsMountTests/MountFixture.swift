@@ -34,8 +34,9 @@ final class MountFixture: @unchecked Sendable {
 
     /// Sites: "Harbour Tower" and "Riverside" (read-write) and "Archive" (read-only) for anna.
     /// With `mounting` false, everything is ready (server, sign-in) but the test mounts itself.
+    /// `serverArguments`: more options for `sitefs-server serve` (e.g. `--max-upload`).
     init(pageSize: Int = 100, extraMountArguments: [String] = [], throughFaultProxy: Bool = false, as account: TestAccount? = nil,
-         mounting: Bool = true, store: Store = .sqlite) throws {
+         mounting: Bool = true, store: Store = .sqlite, serverArguments: [String] = []) throws {
         let mount = try DaemonMount(prefix: "mount", as: account)
         self.mount = mount
         data = mount.root.appendingPathComponent("server")
@@ -55,7 +56,8 @@ final class MountFixture: @unchecked Sendable {
                 let result = try run(admin, arguments + storageArguments, stdin: Self.password + "\n", environment: serverEnvironment)
                 guard result.status == 0 else { throw ProcessFailure("sitefs-server \(arguments): \(result.err)") }
             }
-            let server = try ServerProcess(storage: storageArguments, environment: serverEnvironment, logFolder: mount.root)
+            let server = try ServerProcess(storage: storageArguments, environment: serverEnvironment, logFolder: mount.root,
+                                           extraArguments: serverArguments)
             self.server = server
             mount.onTearDown { server.stop() }
             var client = Curl(baseURL: server.baseURL)
