@@ -34,25 +34,12 @@ extension SyncEngine {
 
     /// Makes a namespace change on the server at once, only after the renames queued before
     /// it reached the server, so the server sees changes in the order they were made.
-    /// `deleting` names the item a delete removes: where saves or a rename of it are
-    /// journaled, the delete is journaled first (a restart must not bring it back), and
-    /// meanwhile a 404 for one of its saves is this delete's, not a reason to create the
-    /// file again.
-    func changeOnServer<T>(_ operation: @autoclosure () -> String, deleting: ItemIdentifier? = nil,
+    func changeOnServer<T>(_ operation: @autoclosure () -> String,
                            _ change: () throws(ProviderError) -> T) throws(SyncError) -> T {
         guard uploader.flushRenames(timeout: renamesWait) else {
             logger.error("\(operation()): renames made before it could not be sent to the server; try again when it is reachable")
             throw .renamesPending
         }
-        if let deleting {
-            do {
-                try uploader.beginDelete(deleting)
-            } catch {
-                logger.error("\(operation()): cannot record the delete in the upload journal: \(error)")
-                throw .journal
-            }
-        }
-        defer { if let deleting { uploader.endDelete(deleting) } }
         do throws(ProviderError) {
             return try change()
         } catch {

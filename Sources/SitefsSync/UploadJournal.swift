@@ -110,16 +110,8 @@ final class UploadJournal: Sendable {
         }
     }
 
-    /// A delete about to go to the server (durable when this returns). A run that dies after
-    /// the server deleted the item, before its pending saves were dropped, resumes those
-    /// saves; this row tells them that a 404 is this mount's delete, not someone else's, so
-    /// the file is not created again.
-    func recordDelete(_ identifier: ItemIdentifier) throws {
-        try queue.writeWithoutTransaction { db in
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO deletes VALUES (?, ?)").execute(arguments: [identifier.site, identifier.id])
-        }
-    }
-
+    /// A delete an earlier run recorded as on its way (`pendingDeletes`; runs before deletes
+    /// were queued operations wrote these) is settled: its row goes.
     func clearDelete(_ identifier: ItemIdentifier) throws {
         try queue.writeWithoutTransaction { db in
             try db.cachedStatement(sql: "DELETE FROM deletes WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])

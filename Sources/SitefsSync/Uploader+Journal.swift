@@ -15,8 +15,6 @@ import SitefsProvider
 ///   turns into "already uploaded", or a conflict copy at worst.
 /// - `updateSave`: a restart creates a new file under the name it had before the rename, or
 ///   tries a failed save once more.
-/// - `recordDelete`: a restart before the delete ends may read its 404 as someone else's
-///   and create the file again with the save (the edit wins; nothing is lost).
 /// - `clearDelete`: a restart reads a 404 of the file as this mount's own delete.
 /// - `putRename`, `dropRename`, `updateOperation`, `finishOperation`: a restart applies the
 ///   rename or operation as the journal had it (a mkdir replayed joins the folder it made,
@@ -27,7 +25,6 @@ enum JournalWrite: Sendable {
     case dropSave(stagedPath: String)
     case updateSave(SaveJob, failure: String?)
     case confirm(SaveJob, version: String, follower: SaveJob?)
-    case recordDelete(ItemIdentifier)
     case clearDelete(ItemIdentifier)
     case putRename(Uploader.RenameJob)
     case dropRename(ItemIdentifier)
@@ -46,7 +43,7 @@ enum JournalWrite: Sendable {
         switch self {
         case .dropSave(let path): .save(path)
         case .updateSave(let job, _), .confirm(let job, _, _): .save(job.stagedPath)
-        case .recordDelete(let identifier), .clearDelete(let identifier): .delete(identifier)
+        case .clearDelete(let identifier): .delete(identifier)
         case .putRename(let rename): .rename(rename.identifier)
         case .dropRename(let identifier): .rename(identifier)
         case .updateOperation(let operation), .finishOperation(let operation, _): .operation(operation.sequence)
@@ -67,7 +64,6 @@ enum JournalWrite: Sendable {
         case .dropSave(let path): try journal.drop(stagedPath: path)
         case .updateSave(let job, let failure): try journal.update(job, failure: failure)
         case .confirm(let job, let version, let follower): try journal.confirmed(job, producing: version, rekeyed: follower)
-        case .recordDelete(let identifier): try journal.recordDelete(identifier)
         case .clearDelete(let identifier): try journal.clearDelete(identifier)
         case .putRename(let rename): try journal.recordRename(rename)
         case .dropRename(let identifier): try journal.dropRename(identifier)
@@ -214,7 +210,6 @@ extension Uploader {
         case .dropSave: "a finished save"
         case .updateSave(let job, _): "the save of \(job.name)"
         case .confirm(let job, _, _): "the upload of \(job.name)"
-        case .recordDelete: "a delete in progress"
         case .clearDelete: "a finished delete"
         case .putRename(let rename): "the rename of \(rename.serverName)"
         case .dropRename: "a finished rename"

@@ -181,11 +181,6 @@ final class Uploader: @unchecked Sendable {
             condition.lock()
             if identities.created(job.identifier) == nil {
                 journalWrittenLocked()
-                // A save made while its file is being deleted: that delete is journaled too.
-                if deletions.needsJournaling(job.identifier) {
-                    deletions.markJournaled(job.identifier)
-                    write(.recordDelete(job.identifier))
-                }
                 let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile))
                 // Nothing but a worker waits for a save to be queued.
                 if workersNeedWaking(for: due) { condition.broadcast() }
@@ -326,40 +321,6 @@ final class Uploader: @unchecked Sendable {
         }
         if renames.remove(identifier) { write(.dropRename(identifier)) }
         condition.broadcast()
-    }
-
-    /// Brackets a delete on the server (see `DeletionRecords`); `endDelete` after it,
-    /// whatever the outcome (`cancel` follows a delete that worked). An item with saves or a
-    /// rename in the journal has the delete journaled first (`UploadJournal.recordDelete`);
-    /// others have nothing a restart could bring back, and `rm -r` of 1,000 files is spared
-    /// 2,000 fsyncs. Throws when the journal cannot be written: the delete must then not be
-    /// sent.
-    public func beginDelete(_ identifier: ItemIdentifier) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        let journaled = hasJournaledWork(identifier)
-        if journaled {
-            do {
-                try journal.recordDelete(identifier)  // under the lock: a save racing in sees it
-                unwrittenJournal.written(.delete(identifier))
-                journalWrittenLocked()
-            } catch {
-                journalFailedLocked("a delete", error, refused: true)
-                throw error
-            }
-        }
-        deletions.begin(identifier, journaled: journaled)
-    }
-
-    public func endDelete(_ identifier: ItemIdentifier) {
-        condition.lock()
-        defer { condition.unlock() }
-        if deletions.end(identifier) { write(.clearDelete(identifier)) }
-    }
-
-    /// Call with `condition` locked.
-    private func hasJournaledWork(_ identifier: ItemIdentifier) -> Bool {
-        saves.newest(of: identifier) != nil || renames.isPending(identifier)
     }
 
     /// `sitefs retry`: failed saves are queued again.

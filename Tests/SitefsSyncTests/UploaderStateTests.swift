@@ -224,19 +224,6 @@ private let now = ContinuousClock.now
 }
 
 @Suite struct DeletionRecordsTests {
-    @Test func aJournaledDeleteIsOneBeingSent() {
-        var deletions = DeletionRecords()
-        deletions.markJournaled(file("a"))
-        #expect(deletions.journaled.isEmpty, "journaled without being sent")
-        deletions.begin(file("a"), journaled: false)
-        #expect(deletions.needsJournaling(file("a")) && deletions.isDeletedHere(file("a")))
-        deletions.markJournaled(file("a"))
-        #expect(!deletions.needsJournaling(file("a")))
-        let wasJournaled = deletions.end(file("a"))
-        #expect(wasJournaled, "the journal row would be left behind")
-        #expect(!deletions.isDeletedHere(file("a")) && deletions.journaled.isSubset(of: deletions.sending))
-    }
-
     @Test func aCancelledUploadIsTakenOnceAndADeleteFromBeforeARestartSettlesOnce() {
         var deletions = DeletionRecords()
         deletions.cancelInFlight(file("a"))
