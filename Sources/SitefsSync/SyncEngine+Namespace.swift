@@ -30,9 +30,10 @@ extension SyncEngine {
 
     /// The now-or-later rule: the server takes a change now unless the connection monitor
     /// knows it to be unreachable, or the change goes into a folder made here whose mkdir is
-    /// still queued.
+    /// still queued, or the operations queued before it (deletes) cannot be sent first within
+    /// `renamesWait`: `rm -r build && mkdir build` must not find the old folder there.
     func sendsNow(into folder: ItemIdentifier?) -> Bool {
-        monitor?.offlineSince == nil && folder?.isLocal != true
+        monitor?.offlineSince == nil && folder?.isLocal != true && uploader.flushOperations(timeout: renamesWait)
     }
 
     // MARK: mkdir

@@ -32,6 +32,22 @@ extension Uploader {
         return operation
     }
 
+    /// Sends the queued operations now (deletes stop waiting for more in their folders) and
+    /// waits until none is left, so that a change made on the server at once goes after them.
+    /// False on timeout (the caller queues its change instead).
+    public func flushOperations(timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        guard !operations.isIdle else { return true }
+        operations.expediteDeletes()
+        condition.broadcast()
+        while !operations.isIdle {
+            if !condition.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
     /// A folder made here is removed before its mkdir went: the mkdir is dropped (true).
     /// False when it has been sent (or is being sent): the caller waits for it and removes
     /// what it made.

@@ -81,6 +81,8 @@ struct MountDeletionTests {
             }
             var info = stat()
             #expect(stat(fixture.path(folder), &info) != 0 && errno == ENOENT, "round \(round): the folder is still shown")
+            // Deletes are queued: on the server once the mount has sent them.
+            #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
             #expect(try fixture.serverItem(folder) == nil, "round \(round): the folder is still on the server")
         }
         #expect(reappeared.isEmpty, "deleted files listed again: \(reappeared.prefix(20))")

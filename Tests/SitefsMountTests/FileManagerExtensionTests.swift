@@ -38,7 +38,11 @@ struct FileManagerExtensionTests {
         try #require(try fixture.shell("printf 'form a, filled in' > Riverside/Forms/a.odt").status == 0)
         #expect(waitForEmblem(record, a, "pending", "emblem-sitefs-uploading") || waitForEmblem(record, a, "uploading", "emblem-sitefs-uploading"),
                 "the save was not shown: \(events(record))")
-        let saved = events(record).count
+        // The save goes at once: its end may be told before the line above looked, so it is
+        // looked for after the first emblem of the save, not after what was seen by then.
+        let saved = (events(record).firstIndex {
+            $0["event"] as? String == "emblem" && $0["path"] as? String == a && ["pending", "uploading"].contains($0["state"] as? String ?? "")
+        } ?? events(record).count) + 1
         #expect(waitForEmblem(record, a, "online-only", "emblem-sitefs-online-only", after: saved), "the upload's end was not shown: \(events(record))")
         #expect(try fixture.serverContent("Riverside/Forms/a.odt") == "form a, filled in")
 

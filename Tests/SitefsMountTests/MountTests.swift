@@ -127,8 +127,9 @@ struct MountContentTests {
         try "first draft\n".write(toFile: fixture.path("Harbour Tower/report.txt"), atomically: false, encoding: .utf8)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "30"]).status == 0)
         #expect(try fixture.serverContent("Harbour Tower/report.txt") == "first draft\n")
-        // Edit in place: append, and overwrite the middle.
+        // Edit in place: append, and overwrite the middle; each save goes at once.
         _ = try fixture.shell("echo 'second line' >> 'Harbour Tower/report.txt'")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path, "--timeout", "30"]).status == 0)
         let handle = try #require(FileHandle(forUpdatingAtPath: fixture.path("Harbour Tower/report.txt")))
         try handle.seek(toOffset: 0)
         handle.write(Data("FIRST".utf8))
@@ -137,7 +138,7 @@ struct MountContentTests {
         #expect(try fixture.serverContent("Harbour Tower/report.txt") == "FIRST draft\nsecond line\n")
         let item = try #require(try fixture.serverItem("Harbour Tower/report.txt"))
         let versions = try JSONDecoder().decode(VersionList.self, from: Data(fixture.api.call("GET", "/v1/items/\(item.id)/versions").body.utf8))
-        #expect(versions.versions.count == 2)  // first draft, edits (a new file is created with its content)
+        #expect(versions.versions.count == 3)  // first draft (a new file is created with its content), append, overwrite
         #expect(try eventually { fixture.localCopies.isEmpty })
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.status == 0 && status.out.contains("pending uploads: 0"))

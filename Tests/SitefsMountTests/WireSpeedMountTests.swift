@@ -70,6 +70,22 @@ struct WireSpeedMountTests {
         #expect(try fixture.shell("ls 'Harbour Tower/Shared'").out == "theirs.txt\n")
     }
 
+    @Test func aFolderRemovedAndMadeAgainAtOnceIsANewFolderOnTheServer() throws {
+        let fixture = try MountFixture()
+        defer { fixture.tearDown() }
+        #expect(try fixture.shell("mkdir 'Harbour Tower/build' && echo old > 'Harbour Tower/build/out.o'").status == 0)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let old = try #require(try fixture.serverItem("Harbour Tower/build"))
+        // The mkdir goes after the queued delete of the old folder, not into its name.
+        let again = try fixture.shell("rm -r 'Harbour Tower/build' && mkdir 'Harbour Tower/build' && echo new > 'Harbour Tower/build/out.o'")
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        let made = try #require(try fixture.serverItem("Harbour Tower/build"))
+        #expect(made.id != old.id)
+        #expect(try fixture.serverContent("Harbour Tower/build/out.o") == "new\n")
+        #expect(try fixture.shell("cat 'Harbour Tower/build/out.o'").out == "new\n")
+    }
+
     @Test func savesAndRenamesNoEditorFoldsGoWithoutTheWriteBackDelay() throws {
         let fixture = try MountFixture(extraMountArguments: ["--write-back-delay", "3600"])
         defer { fixture.tearDown() }
