@@ -120,7 +120,10 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         // Started only once the keeper exists: a save resumed from the journal may reach the
         // server at once, and its event asks the keeper for a pass (`apply`).
         let queries = SyncEngine.MountQueries(folderChain: { [weak self] folder in self?.folderChain(of: folder) },
-                                              openCopyBase: { [weak self] identifier in self?.openCopyBase(identifier) })
+                                              openCopyBase: { [weak self] identifier in self?.openCopyBase(identifier) },
+                                              lockTakeSettled: { [weak self] identifier in
+                                                  self?.editingLocks.waitWhileTaking(identifier, upTo: configuration.namespaceWait)
+                                              })
         sync.start(asking: queries, restoring: { restored in
             content.removeLeftovers(keeping: restored.stagedPaths, copies: restorePinnedCopies())
             // After a restart: files created and renames made before it, still in the journal,

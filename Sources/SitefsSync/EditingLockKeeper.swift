@@ -53,6 +53,8 @@ public final class EditingLockKeeper: @unchecked Sendable {
         /// The take's answer was lost in transit: the server may hold the lock (the backend
         /// keeps what it sent), so the release is sent all the same.
         var uncertain = false
+        /// A take is queued or on its way (whether or not its reasons are still there).
+        var taking = false
         var wanted: Bool { lockFile || writers > 0 }
     }
 
@@ -181,6 +183,19 @@ public final class EditingLockKeeper: @unchecked Sendable {
         return entry.lock != nil || entry.wanted || entry.uncertain
     }
 
+    /// Waits, up to `wait`, while this mount is taking the lock on `document` (a writer's
+    /// take queued or on its way): a save sent meanwhile would meet this mount's own lock
+    /// without its token and become a conflict copy. Saves go as soon as they are closed, so
+    /// one often comes right behind the open that asked for the lock.
+    public func waitWhileTaking(_ document: ItemIdentifier, upTo wait: Duration) {
+        let deadline = Date().addingTimeInterval(wait.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while let entry = entries[document], entry.taking, !stopping {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+
     /// The lock this mount holds on `document`, if any.
     public func holds(_ document: ItemIdentifier) -> ProviderLock? {
         condition.lock()
@@ -223,6 +238,7 @@ public final class EditingLockKeeper: @unchecked Sendable {
             reply?.outcome = .taken(lock)  // held already, for another reason
             return true
         }
+        entries[document.identifier]?.taking = true
         jobs.append(.take(document.identifier, reply: reply))
         startLocked()
         condition.broadcast()
@@ -300,6 +316,13 @@ public final class EditingLockKeeper: @unchecked Sendable {
     }
 
     private func take(_ document: ItemIdentifier, reply: Reply?) {
+        // Whatever it comes to, a save waiting for it (`waitWhileTaking`) looks again.
+        defer {
+            condition.lock()
+            entries[document]?.taking = false
+            condition.broadcast()
+            condition.unlock()
+        }
         guard let request = request(for: document) else {
             return answer(reply, .notTaken("released before it was taken"))
         }

@@ -115,11 +115,16 @@ public final class SyncEngine: @unchecked Sendable {
         /// The version an open copy of a file is based on: a new file taking a server file's
         /// place builds on it.
         public var openCopyBase: @Sendable (ItemIdentifier) -> String?
+        /// Returns once no lock for editing is being taken on the server file (bounded): a
+        /// save of it is about to be sent, and must carry the lock's token.
+        public var lockTakeSettled: @Sendable (ItemIdentifier) -> Void
 
         public init(folderChain: @escaping @Sendable (ItemIdentifier) -> FolderChain?,
-                    openCopyBase: @escaping @Sendable (ItemIdentifier) -> String?) {
+                    openCopyBase: @escaping @Sendable (ItemIdentifier) -> String?,
+                    lockTakeSettled: @escaping @Sendable (ItemIdentifier) -> Void = { _ in }) {
             self.folderChain = folderChain
             self.openCopyBase = openCopyBase
+            self.lockTakeSettled = lockTakeSettled
         }
     }
 
@@ -157,6 +162,7 @@ public final class SyncEngine: @unchecked Sendable {
                       reporting handler: @escaping @Sendable (SyncEvent) -> Void) {
         self.queries = queries
         self.handler = handler
+        uploader.beforeSendingSave = queries.lockTakeSettled
         restoring(restored)
         uploader.start(parallelism: parallelism)
     }

@@ -16,6 +16,7 @@ extension Uploader {
     /// together with the last check for a time set meanwhile, so none is lost.
     func attempt(_ job: Job) -> Outcome {
         if job.createsFile { return applyingModificationTime(create(job)) }
+        beforeSendingSave?(job.identifier)
         let progress = progressCounter(for: job)
         var job = job
         var sawOwnEarlierSave = false

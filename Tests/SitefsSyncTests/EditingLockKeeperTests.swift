@@ -75,6 +75,34 @@ import Testing
         #expect(world.keeper.held.isEmpty)
     }
 
+    @Test func aSaveWaitsForATakeOnItsWayEvenWhenTheWriterClosedMeanwhile() throws {
+        let world = try world()
+        defer { world.keeper.stop() }
+        let keeper = world.keeper, identifier = world.document.identifier
+        let waited = Mutex<Bool?>(nil)
+        // The writer closes, and its save is about to go, while the server takes the lock:
+        // the save waits for the take to end (its token goes along), however it ends.
+        let taking = DispatchSemaphore(value: 0), answer = DispatchSemaphore(value: 0)
+        world.backend.beforeNextAnswer(of: "lock") {
+            taking.signal()
+            _ = answer.wait(timeout: .now() + 10)
+        }
+        keeper.acquireInBackground(world.document, for: .writer, application: "sh")
+        #expect(taking.wait(timeout: .now() + 10) == .success)
+        world.settled.saveDone.withLock { $0 = false }  // the lock stays until the save is on the server
+        keeper.release(identifier, for: .writer)
+        let saver = Thread {
+            keeper.waitWhileTaking(identifier, upTo: .seconds(20))
+            waited.withLock { $0 = world.backend.lockOf(identifier)?.heldHere == true }
+        }
+        saver.start()
+        #expect(!eventually(timeout: .milliseconds(200)) { saver.isFinished }, "the save went while the lock was on its way")
+        answer.signal()
+        #expect(eventually { saver.isFinished })
+        #expect(waited.withLock { $0 } == true, "the save went before the lock was held")
+        keeper.waitWhileTaking(ItemIdentifier(site: "elsewhere", id: "1"), upTo: .seconds(20))  // nothing taken: at once
+    }
+
     @Test func someoneElsesLockIsReportedWithTheHolderAndNothingIsKept() throws {
         let world = try world()
         defer { world.keeper.stop() }
