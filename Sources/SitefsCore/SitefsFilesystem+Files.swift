@@ -346,14 +346,17 @@ extension SitefsFilesystem {
 
     /// close(): a writer's changes are snapshotted (fsynced into staging) before close
     /// returns, then uploaded in the background.
+    /// Not the last word while the file stays open: the upload waits a moment, or for the
+    /// last close (`release`), so a shell's `> file`, which closes the empty file it opened
+    /// before the command writes to it, does not send that empty file as a version.
     public func flush(_ inode: InodeNumber, handle: HandleID, context: RequestContext) throws(Errno) {
         guard case .local(let copy, true)? = handles.file(handle) else { return }
-        try save(copy)
+        try save(copy, openAfter: true)
     }
 
     public func fsync(_ inode: InodeNumber, handle: HandleID, dataOnly: Bool) throws(Errno) {
         guard case .local(let copy, true)? = handles.file(handle) else { return }
-        try save(copy)
+        try save(copy, openAfter: true)
     }
 
     /// Snapshots a dirty copy and queues its upload, conditional on the version it was based on.
@@ -362,7 +365,8 @@ extension SitefsFilesystem {
     /// fsynced) and the journal's commit run with it released and `saving` set, so a `stat`
     /// or a read of the file meanwhile is answered at once, while writers, truncation, a set
     /// time and cleanup wait for the save as they waited for the lock before.
-    func save(_ copy: LocalCopy) throws(Errno) {
+    /// `openAfter`: the file may stay open for writing after this (see `flush`).
+    func save(_ copy: LocalCopy, openAfter: Bool = false) throws(Errno) {
         copy.condition.lock()
         copy.waitWhileSaving()
         copy.waitForChanges()
@@ -417,7 +421,8 @@ extension SitefsFilesystem {
                 try sync.save(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
                                        parent: known?.parent, stagedPath: staged, size: size,
                                        baseVersion: baseVersion, modified: modified, folders: folders,
-                                       mode: identifier.isLocal ? known?.mode : nil))
+                                       mode: identifier.isLocal ? known?.mode : nil),
+                              openAfter: openAfter)
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.
                 Glibc.unlink(staged)
@@ -448,8 +453,10 @@ extension SitefsFilesystem {
         if writable { copy.writers -= 1 }
         let dirty = copy.dirty
         let identifier = copy.identifier
+        let lastWriter = writable && copy.writers == 0
         copy.condition.unlock()
         if dirty { try? save(copy) }  // e.g. written through mmap after the last flush
+        if lastWriter { sync.fileClosed(identifier) }  // what its flushes saved goes now
         // After the save is queued: the lock goes once it has reached the server.
         if writable { writerClosed(identifier) }
         cleanUpIfDone(copy)

@@ -103,6 +103,16 @@ struct SaveQueue {
         return true
     }
 
+    /// A queued save of `identifier` is due by `time` at the latest. False when none is queued.
+    mutating func bringForward(_ identifier: ItemIdentifier, to time: ContinuousClock.Instant) -> Bool {
+        guard let due = dueTimes[identifier] else { return false }
+        if time < due {
+            queued[identifier]!.notBefore = time
+            dueTimes[identifier] = time
+        }
+        return true
+    }
+
     /// Everything queued (for `identifier`, or every file) is due at `now`.
     mutating func makeDue(at now: ContinuousClock.Instant, only identifier: ItemIdentifier? = nil) {
         queued.makeDue(at: now, only: identifier)

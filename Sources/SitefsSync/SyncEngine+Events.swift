@@ -7,15 +7,18 @@ import SitefsProvider
 extension SyncEngine {
     /// A file was saved (its snapshot staged and fsynced): the save is journaled and queued,
     /// replacing an older save of the same file. Durable when this returns; close() must fail
-    /// when it throws.
-    public func save(_ job: SaveJob) throws(SyncError) {
+    /// when it throws. `openAfter`: the file may stay open for writing (see `WriteBackDelays`).
+    public func save(_ job: SaveJob, openAfter: Bool = false) throws(SyncError) {
         do {
-            try uploader.enqueue(job)
+            try uploader.enqueue(job, openAfter: openAfter)
         } catch {
             logger.error("cannot record the save of \(job.name) in the upload journal: \(error)")
             throw .journal
         }
     }
+
+    /// The last writer of a file closed it: a save that waited because it was open goes now.
+    public func fileClosed(_ identifier: ItemIdentifier) { uploader.fileClosed(identifier) }
 
     /// A modification time was set on a file: a save of it queued or being sent ends with
     /// this time (the server sets its own on upload). False when none is pending.

@@ -160,7 +160,9 @@ final class Uploader: @unchecked Sendable {
 
     /// Records a save durably, then queues it. Throws when the journal cannot be written:
     /// the caller's close()/fsync() must then fail rather than pretend the save is safe.
-    public func enqueue(_ job: Job) throws {
+    /// `openAfter`: the file may still be open for writing (a close(2) that was not the last,
+    /// an fsync): the save waits a moment, or until `fileClosed`.
+    public func enqueue(_ job: Job, openAfter: Bool = false) throws {
         var job = job
         // The journal's fsync runs outside the lock, so uploads are not held up by it. A
         // save made while its file's create is being reported becomes a new version of what
@@ -184,7 +186,7 @@ final class Uploader: @unchecked Sendable {
             condition.lock()
             if identities.created(job.identifier) == nil {
                 journalWrittenLocked()
-                let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile))
+                let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile, openAfter: openAfter))
                 // Nothing but a worker waits for a save to be queued.
                 if workersNeedWaking(for: due) { condition.broadcast() }
                 condition.unlock()
@@ -334,6 +336,16 @@ final class Uploader: @unchecked Sendable {
             write(.updateSave(job, failure: nil))
             enqueueLocked(job, delay: .zero)
         }
+        condition.broadcast()
+    }
+
+    /// The last writer of a server file closed it: a save of it waiting because the file was
+    /// still open is due now. (A new file keeps its wait: an editor renames it after the close.)
+    public func fileClosed(_ identifier: ItemIdentifier) {
+        guard !identifier.isLocal else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        guard saves.bringForward(identifier, to: clock.now + delays.otherChanges) else { return }
         condition.broadcast()
     }
 

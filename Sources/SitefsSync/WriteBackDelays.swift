@@ -13,8 +13,13 @@ import SitefsAPI
 /// - a document renamed to a backup name (`backupRename`: `NAME~`, as vim and Emacs make):
 ///   the new `NAME` is written next, which takes as long as writing the document does.
 ///
-/// A save of a server file in place, the new version an editor's sequence came to, a plain
-/// rename and a delete are never a first step: they go at once.
+/// - a save made while the file stays open (`newFile`, the same short wait): a program's
+///   close(2) of one descriptor while another still has the file open (a shell's `> file`
+///   closes the one it opened, still empty, before the command writes) is not its last word.
+///   The last close ends the wait (`Uploader.fileClosed`).
+///
+/// A save of a server file at its last close, the new version an editor's sequence came to,
+/// a plain rename and a delete are never a first step: they go at once.
 public struct WriteBackDelays: Sendable, Equatable {
     public var newFile: Duration
     public var backupRename: Duration
@@ -32,8 +37,11 @@ public struct WriteBackDelays: Sendable, Equatable {
         WriteBackDelays(newFile: delay, backupRename: delay, otherChanges: delay)
     }
 
-    /// What a save waits: a new file's create its short wait, a server file's save none.
-    func save(createsFile: Bool) -> Duration { createsFile ? newFile : otherChanges }
+    /// What a save waits: a new file's create its short wait, as does a save of a file still
+    /// open (`openAfter`); a server file's save at its last close none.
+    func save(createsFile: Bool, openAfter: Bool) -> Duration {
+        createsFile || openAfter ? max(newFile, otherChanges) : otherChanges
+    }
 
     /// What a rename of a server file to `name` waits.
     func rename(to name: String) -> Duration {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import SitefsCore
 import SitefsProvider
 import SitefsSync
@@ -27,6 +28,25 @@ import SitefsConcurrency
         defer { harness.remove() }
         try harness.saveInPlace(try harness.lookup(siteInode, "doc.odt").attributes.inode, "edited in place")
         #expect(eventually { harness.backend.content(of: document) == Array("edited in place".utf8) })
+        #expect(harness.backend.calls("modifyContent") == 1)
+    }
+
+    @Test func aShellRedirectSendsOneVersionWithItsOutputNotTheEmptyFileFirst() throws {
+        // `cmd > doc.odt`: the shell opens with O_TRUNC, moves the descriptor to the command's
+        // stdout and closes its own (a flush of the still empty file), then the command writes
+        // and exits (the last flush, and the release).
+        let (harness, _, document, siteInode) = try harness()
+        defer { harness.remove() }
+        let inode = try harness.lookup(siteInode, "doc.odt").attributes.inode
+        let handle = try harness.filesystem.open(inode, flags: O_WRONLY | O_TRUNC, context: harness.context).handle
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        #expect(!eventually(timeout: .milliseconds(150)) { harness.backend.calls("modifyContent") > 0 }, "the empty file went")
+        try harness.write(inode, handle: handle, Array("the command's output".utf8))
+        try harness.filesystem.flush(inode, handle: handle, context: harness.context)
+        harness.filesystem.release(inode, handle: handle, flags: O_WRONLY)
+        // The last close sends it, with the clock standing still.
+        #expect(eventually { harness.backend.content(of: document) == Array("the command's output".utf8) })
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
         #expect(harness.backend.calls("modifyContent") == 1)
     }
 
