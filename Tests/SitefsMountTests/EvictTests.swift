@@ -39,7 +39,8 @@ struct EvictTests {
         for name in ["a.pdf", "b.pdf"] {
             #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/\(name)").out == "online-only")
         }
-        #expect(try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/c.pdf").out == "pending")
+        let state = try fixture.shell("getfattr --only-values -n user.sitefs.state Riverside/Plans/c.pdf").out
+        #expect(["pending", "uploading"].contains(state), "\(state)")  // queued, or being tried again
         proxy.mode = .pass
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         #expect(try fixture.serverContent("Riverside/Plans/c.pdf") == "marked up", "the kept edit reached the server")

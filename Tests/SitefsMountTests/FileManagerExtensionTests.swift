@@ -15,7 +15,7 @@ struct FileManagerExtensionTests {
     static let driver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/extension_driver.py")
 
     @Test func emblemsInFilesFollowASaveAndAPin() throws {
-        let fixture = try MountFixture()
+        let fixture = try MountFixture(throughFaultProxy: true)
         defer { fixture.tearDown() }
         try #require(try fixture.shell("mkdir Riverside/Forms && printf 'form a' > Riverside/Forms/a.odt && printf 'form b' > Riverside/Forms/b.odt").status == 0)
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
@@ -34,7 +34,11 @@ struct FileManagerExtensionTests {
         #expect(waitForEmblem(record, b, "downloaded", "emblem-sitefs-kept"), "no kept emblem: \(events(record))")
         #expect(eventually(timeout: .seconds(30)) { events(record).contains { $0["event"] as? String == "listening" } })
 
-        // A save: waiting or uploading, then on the server again, told by the daemon.
+        // A save: waiting or uploading, then on the server again, told by the daemon. The
+        // server's answer to the upload takes a moment, so the file manager can be seen to
+        // show it on its way.
+        let document = try #require(try fixture.serverItem("Riverside/Forms/a.odt"))
+        try #require(fixture.proxy).delayResponses(toTargetsStartingWith: "/v1/items/\(document.id)/content", by: .seconds(2))
         try #require(try fixture.shell("printf 'form a, filled in' > Riverside/Forms/a.odt").status == 0)
         #expect(waitForEmblem(record, a, "pending", "emblem-sitefs-uploading") || waitForEmblem(record, a, "uploading", "emblem-sitefs-uploading"),
                 "the save was not shown: \(events(record))")
@@ -44,6 +48,7 @@ struct FileManagerExtensionTests {
             $0["event"] as? String == "emblem" && $0["path"] as? String == a && ["pending", "uploading"].contains($0["state"] as? String ?? "")
         } ?? events(record).count) + 1
         #expect(waitForEmblem(record, a, "online-only", "emblem-sitefs-online-only", after: saved), "the upload's end was not shown: \(events(record))")
+        try #require(fixture.proxy).delayResponses(toTargetsStartingWith: "/v1/items/\(document.id)/content", by: nil)
         #expect(try fixture.serverContent("Riverside/Forms/a.odt") == "form a, filled in")
 
         // A pin: kept on this device once downloaded.
