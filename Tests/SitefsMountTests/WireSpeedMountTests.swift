@@ -43,7 +43,8 @@ struct WireSpeedMountTests {
     }
 
     @Test func rmOfAFolderIsOneDeleteAndWhatTheMountNeverSawIsKept() throws {
-        let fixture = try MountFixture()
+        // No change feed and no revalidation: what someone adds stays unseen here.
+        let fixture = try MountFixture(extraMountArguments: ["--poll-interval", "3600", "--change-wait", "0", "--cache-ttl", "3600"])
         defer { fixture.tearDown() }
         #expect(try fixture.shell("mkdir 'Harbour Tower/Old' 'Harbour Tower/Shared' && "
                                   + "for i in $(seq 1 200); do echo $i > \"Harbour Tower/Old/f$i\"; done && "

@@ -405,6 +405,10 @@ class SitefsServer(Server):
         urls = [f"{self.mount_url}/v1/items/{identifier}" for identifier, _ in self.children(self.id_of(folder_path))]
         return ['request = "DELETE"'], urls, "204"
 
+    def folder_delete_request(self, folder_path):
+        """One DELETE of the folder itself: (curl settings, urls, expected status)."""
+        return ['request = "DELETE"'], [f"{self.mount_url}/v1/items/{self.id_of(folder_path)}"], "204"
+
     def file_urls(self, folder_path):
         """The content URL of every file in the folder, by name: {name: url}."""
         return {name: f"{self.mount_url}/v1/items/{identifier}/content"
@@ -694,6 +698,9 @@ class ApacheServer(Server):
 
     def delete_requests(self, folder_path):
         return ['request = "DELETE"'], [self.url(f"{folder_path}/{name}") for name in self.names(folder_path)], "204"
+
+    def folder_delete_request(self, folder_path):
+        return ['request = "DELETE"'], [self.url(folder_path, collection=True)], "204"
 
     def file_urls(self, folder_path):
         return {name: self.url(f"{folder_path}/{name}") for name in self.names(folder_path)}
