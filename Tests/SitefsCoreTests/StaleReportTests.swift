@@ -77,9 +77,11 @@ import Glibc
             self.meanwhile { _ = try? filesystem.removeDirectory(parent: site, name: FileName("Plans"), context: context) }
         }
         harness.filesystem.pollChangeFeedOnce()
-        #expect(harness.backend.calls("delete") == 1, "the rmdir did not run while the batch was on its way")
         #expect(try harness.listNames(site) == [])
         #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(site, "Plans") }
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))  // the rmdir is queued, then sent
+        #expect(harness.backend.calls("delete") == 1)
+        #expect(try harness.listNames(site) == [])
     }
 
     @Test func aChangeReportAskedForBeforeAFolderRenameDoesNotUndoIt() throws {
