@@ -9,11 +9,23 @@ import Synchronization
 /// which items the kernel may still ask about by number.
 final class InodeTable: Sendable {
     private struct State {
-        var identifiers: [InodeNumber: ItemIdentifier] = [:]
+        /// By number: inode `first + i` is `identifiers[i]`, nil once detached. Numbers are
+        /// handed out in sequence and never reused, so an array holds them without a hash
+        /// table's spare buckets (a listing of 100,000 entries numbers them all).
+        var identifiers: [ItemIdentifier?] = []
         var inodes: [ItemIdentifier: InodeNumber] = [:]
         var lookups: [InodeNumber: UInt64] = [:]
-        var next: InodeNumber = InodeNumber.root + 1
+        var next: InodeNumber { InodeTable.first + InodeNumber(identifiers.count) }
+
+        /// The slot of a number handed out; nil for any other.
+        func slot(_ inode: InodeNumber) -> Int? {
+            guard inode >= InodeTable.first, inode - InodeTable.first < InodeNumber(identifiers.count) else { return nil }
+            return Int(inode - InodeTable.first)
+        }
     }
+
+    /// The first number handed out.
+    static let first: InodeNumber = InodeNumber.root + 1
 
     private let state = Mutex(State())
 
@@ -22,16 +34,15 @@ final class InodeTable: Sendable {
         state.withLock { state in
             if let known = state.inodes[identifier] { return known }
             let inode = state.next
-            state.next += 1
+            state.identifiers.append(identifier)
             state.inodes[identifier] = inode
-            state.identifiers[inode] = identifier
             return inode
         }
     }
 
     /// The identifier behind an inode; nil for the root and for numbers never handed out.
     func identifier(of inode: InodeNumber) -> ItemIdentifier? {
-        state.withLock { $0.identifiers[inode] }
+        state.withLock { state in state.slot(inode).flatMap { state.identifiers[$0] } }
     }
 
     func existingInode(for identifier: ItemIdentifier) -> InodeNumber? {
@@ -64,12 +75,16 @@ final class InodeTable: Sendable {
     /// old identifier) gets the inode that lives on, not a new one nothing will update.
     func rebind(_ inode: InodeNumber, to identifier: ItemIdentifier) {
         state.withLock { state in
-            if let displaced = state.inodes[identifier], displaced != inode { state.identifiers[displaced] = nil }
+            // Only numbers handed out are bound (every caller's came from here).
+            guard let slot = state.slot(inode) else { return }
+            if let displaced = state.inodes[identifier], displaced != inode, let old = state.slot(displaced) {
+                state.identifiers[old] = nil
+            }
             state.inodes[identifier] = inode
-            state.identifiers[inode] = identifier
+            state.identifiers[slot] = identifier
         }
     }
 
     /// Number of identifiers known (memory accounting, tests).
-    var count: Int { state.withLock { $0.identifiers.count } }
+    var count: Int { state.withLock { $0.identifiers.count { $0 != nil } } }
 }

@@ -2,42 +2,44 @@ import Foundation
 import SitefsProvider
 
 /// Serves a read-only open without a local copy: ranged requests as the reader goes, so
-/// `head -c 4096` of a huge file fetches kilobytes while `cat` streams in large requests.
-/// The version is pinned at open, so a reader keeps seeing the version it opened even if
-/// the server gets a newer one meanwhile.
+/// `head -c 4096` of a huge file fetches kilobytes while `cat` streams the rest in one
+/// request. The version is pinned at open, so a reader keeps seeing the version it opened
+/// even if the server gets a newer one meanwhile.
 ///
-/// Each request fills a window of memory in order, and a read is served as soon as the
-/// bytes it asks for have arrived, not when the whole window has: so windows can be large
-/// (few requests, which the server answers more cheaply than many small ones) without a
-/// reader waiting longer for its first bytes. Reads are lent straight out of the window
-/// (`lend`), so the bytes are not copied again on their way to the kernel.
+/// A read nothing is coming for starts a *stream*: one ranged GET on a thread of its own,
+/// its bytes written into *chunks* of memory in order and served as soon as the bytes a read
+/// asks for have arrived. A read at a new place asks for a small range
+/// (`initialRange`); a read that goes on from where a stream ended (or from a stream it did
+/// not start itself) starts one to the end of the file. A stream never holds more than
+/// `maximumChunks` chunks: when they are full it waits, inside the transfer, for the reader
+/// to pass one (TCP then holds the server back), so a `cat` of any size runs at the speed of
+/// one GET in a few megabytes. Reads are lent straight out of a chunk (`lend`); one that
+/// spans two chunks is copied into a buffer of its own.
 ///
-/// The kernel reads ahead on several threads at once and out of order, so "sequential" is
-/// judged by distance from the furthest byte asked for, not by exact succession: reads
-/// near it double the window (up to a limit), a far one resets it. A sequential reader has
-/// the next window fetched in the background while it reads the one before (up to
-/// `aheadWindows` fetches at once), so the transfer does not stall between requests. At
-/// most a few windows are kept.
+/// The kernel reads ahead on several threads at once and slightly out of order, so the
+/// chunk behind the reader is kept, and a read far from every stream (a seek) starts a new
+/// one and stops the old.
 final class RemoteReader: @unchecked Sendable {
     let identifier: ItemIdentifier
     let version: String
     let size: Int64
     private let backend: any DocumentBackend
-    private let maximumWindow: Int
-    private static let initialWindow = 128 << 10
-    /// Most finished windows kept: the one the reader is in, up to two finished ahead of it
-    /// and the last one it passed (for the kernel's out-of-order read-ahead, or a program
-    /// reading a header again). See `trimWindows`.
-    private static let keptWindows = 4
-    private static let aheadWindows = 2
-    /// Memory of dropped windows kept for the next fetches: fresh memory for every window
-    /// cost a fifth of the daemon's CPU in `cat` (page faults zeroing pages).
+    /// The first request at a new place: a reader that reads a header and stops costs this.
+    private let initialRange: Int
+    /// Bytes in one chunk.
+    static let chunkSize = 512 << 10
+    /// Chunks held at most (in use, filled ahead, and the one behind the reader): with
+    /// `spareStorages`, what one open file may take of memory, whatever it reads.
+    static let maximumChunks = 6
+    /// Memory of dropped chunks kept for the next ones: fresh memory for each cost a fifth of
+    /// the daemon's CPU in `cat` (page faults zeroing pages).
     private static let spareStorages = 1
+    /// How long a stream waits for the reader to make room before it gives up (the reader
+    /// paused, or went away without closing): a later read starts a new one.
+    private let roomWait: TimeInterval
 
-    /// Memory a window is fetched into, reused by later windows once its window is gone.
-    /// (Transparent huge pages were tried: in an A/B of 8 cold `cat`s each the median gained
-    /// 4%, but one run in eight took twice the daemon's CPU, so the mean was worse.)
-    private final class Storage: @unchecked Sendable {  // see Window for who touches which bytes
+    /// Memory a chunk is written into, reused by later chunks once its chunk is gone.
+    private final class Storage: @unchecked Sendable {  // see Chunk for who touches which bytes
         let bytes: UnsafeMutableRawBufferPointer
 
         init(capacity: Int) {
@@ -47,55 +49,91 @@ final class RemoteReader: @unchecked Sendable {
         deinit { bytes.deallocate() }
     }
 
-    /// One ranged request's bytes. Only the fetching thread writes, and only beyond
+    /// Consecutive bytes of one stream. Only the stream's thread writes, and only beyond
     /// `filled`; readers read only below it; `filled` moves under `condition`, so a reader
-    /// sees the bytes it covers. A window whose fetch failed leaves `windows` at once, with
-    /// its `error` kept for the read that started it.
-    private final class Window: @unchecked Sendable {  // guarded as described above
+    /// sees the bytes it covers.
+    private final class Chunk: @unchecked Sendable {  // guarded as described above
         let range: ClosedRange<Int64>
         let storage: Storage
+        /// The stream that writes it.
+        let stream: Stream
         // Guarded by the reader's `condition`:
         var filled = 0
-        var fetching = true
-        var error: ProviderError?
-        /// The lowest last byte (offset in the file) a waiting read needs, if any read waits:
-        /// the fetch wakes readers only once that has arrived, not at every piece.
-        var awaited: Int64?
-        /// Reads lent out of this window right now: its storage is not reused until they end.
+        /// Reads lent out of this chunk right now: its storage is not reused until they end.
         var lends = 0
         var dropped = false
+        /// Still being written by its stream.
+        var filling = true
 
-        init(range: ClosedRange<Int64>, storage: Storage) {
+        init(range: ClosedRange<Int64>, storage: Storage, stream: Stream) {
             self.range = range
             self.storage = storage
+            self.stream = stream
         }
 
-        func covers(_ wanted: ClosedRange<Int64>) -> Bool {
-            range.lowerBound <= wanted.lowerBound && wanted.upperBound <= range.upperBound
+        /// The offset of the first byte not arrived yet (one past the range when full).
+        var arrivedEnd: Int64 { range.lowerBound + Int64(filled) }
+    }
+
+    /// One ranged request in flight. Guarded by the reader's `condition`.
+    private final class Stream: @unchecked Sendable {
+        let range: ClosedRange<Int64>
+        /// The next byte to arrive.
+        var next: Int64
+        /// The chunk being written.
+        var chunk: Chunk?
+        var ended = false
+        /// Why it failed; nil when it ended with every byte, or was stopped.
+        var error: ProviderError?
+        /// Stopped by the reader (a seek elsewhere, the handle closed, no room for too long).
+        var stopped = false
+        /// The lowest byte a waiting read needs, if any read waits: the stream wakes readers
+        /// only once that has arrived, not at every piece.
+        var awaited: Int64?
+        /// Waiting for the reader to free a chunk.
+        var waitingForRoom = false
+
+        init(range: ClosedRange<Int64>) {
+            self.range = range
+            next = range.lowerBound
         }
 
-        func hasArrived(_ wanted: ClosedRange<Int64>) -> Bool {
-            wanted.upperBound - range.lowerBound < Int64(filled)
+        /// Whether `offset` will arrive soon enough to wait for: inside the range, and within
+        /// the memory ahead of what has come (further on, a new request is cheaper than
+        /// streaming every byte up to it).
+        func willCover(_ offset: Int64) -> Bool {
+            !ended && !stopped && range.contains(offset) && offset >= next
+                && offset - next < Int64(RemoteReader.chunkSize * RemoteReader.maximumChunks)
         }
     }
 
     // Guarded by `condition`.
     private let condition = NSCondition()
-    private var windows: [Window] = []
+    private var chunks: [Chunk] = []
+    private var streams: [Stream] = []
     private var spares: [Storage] = []
-    private var window = RemoteReader.initialWindow
-    /// End of the furthest fetch started: reads near it continue the stream.
-    private var streamEnd: Int64 = 0
-    /// Last byte of the latest read: where the reader is, for `trimWindows`.
+    /// Last byte of the latest read: where the reader is.
     private var lastRead: Int64 = 0
     private var closed = false
 
-    init(identifier: ItemIdentifier, version: String, size: Int64, backend: any DocumentBackend, maximumWindow: Int) {
+    /// `maximumWindow`: at most this many bytes in the first request at a new place (the
+    /// mount's read-ahead setting); never less than 128 KiB.
+    /// `roomWait`: see `write` (30 s; tests shorten it).
+    init(identifier: ItemIdentifier, version: String, size: Int64, backend: any DocumentBackend, maximumWindow: Int,
+         roomWait: TimeInterval = 30) {
         self.identifier = identifier
         self.version = version
         self.size = size
         self.backend = backend
-        self.maximumWindow = max(maximumWindow, Self.initialWindow)
+        initialRange = max(min(maximumWindow, 128 << 10), 4096)
+        self.roomWait = roomWait
+    }
+
+    /// Bytes of chunk memory held now, spares included (tests: it stays bounded).
+    var heldBytes: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return (chunks.map(\.storage.bytes.count) + spares.map(\.bytes.count)).reduce(0, +)
     }
 
     /// Reads by copying into `buffer` (see `lend` for the copy-free way).
@@ -107,122 +145,192 @@ final class RemoteReader: @unchecked Sendable {
         return copied
     }
 
-    /// The bytes at `offset` (at most `count`, fewer only at the end of the file), lent out
-    /// of the window that holds them once they have arrived.
+    /// The bytes at `offset` (at most `count`, fewer only at the end of the file), once they
+    /// have arrived: lent out of the chunk that holds them, or copied when two do.
     func lend(offset: Int64, count: Int) throws(ProviderError) -> ReadLease {
-        guard offset < size, count > 0 else { return ReadLease(bytes: UnsafeRawBufferPointer(start: nil, count: 0)) {} }
+        guard offset >= 0, offset < size, count > 0 else { return ReadLease(bytes: UnsafeRawBufferPointer(start: nil, count: 0)) {} }
         let wanted = offset...(offset + min(Int64(count), size - offset) - 1)
+        // A read larger than a chunk is gathered into a buffer of its own as its bytes come,
+        // so the chunks it has passed can take more (it may be larger than all of them).
+        let gathered = wanted.count > Self.chunkSize ? Gathered(wanted) : nil
+        defer { gathered?.release() }
         condition.lock()
         defer { condition.unlock() }
-        var ownFetch: Window?
+        var own: Stream?
         while true {
-            if let found = windows.last(where: { $0.covers(wanted) }) {
-                // A read of a window it did not start itself is the stream going on: only
-                // then fetch ahead (`head -c 4096` fetches one small window, nothing more).
-                if found.hasArrived(wanted) { return lease(wanted, from: found, prefetching: found !== ownFetch) }
-                // Still coming: the fetch ends within the backend's timeouts, failed or not.
-                found.awaited = min(found.awaited ?? .max, wanted.upperBound)
+            let part = (gathered?.position ?? wanted.lowerBound)...wanted.upperBound
+            // Where the reader is now, also while it waits: what `trim` keeps is measured from here.
+            lastRead = gathered == nil ? wanted.upperBound : part.lowerBound
+            wakeStreamsWaitingForRoom()
+            let (held, missing) = arrived(part)
+            // A read served by a stream it did not start is the file being read on: only then
+            // does a short stream go on to the end (`head -c 4096` asks for no more).
+            if let last = held.last, last.stream !== own { continueStream(after: last.stream) }
+            if let gathered {
+                gathered.take(held, upTo: missing ?? wanted.upperBound + 1)
+                if missing == nil { return gathered.lease() }
+            } else if missing == nil {
+                return lease(wanted, from: held)
+            }
+            guard let missing else { continue }
+            if let stream = streams.first(where: { $0.willCover(missing) }) {
+                let enough = gathered == nil ? wanted.upperBound : missing.saturatingAdd(Int64(Self.chunkSize) - 1)
+                stream.awaited = min(stream.awaited ?? .max, min(enough, wanted.upperBound, stream.range.upperBound))
                 condition.wait()
                 continue
             }
-            // This read's own fetch failed: its error is the read's. Reads that were waiting
-            // on someone else's failed fetch come here and fetch for themselves.
-            if let error = ownFetch?.error { throw error }
-            ownFetch = startFetch(plannedFetch(for: wanted))
+            // This read's own stream failed before its bytes came: its error is the read's.
+            // Reads that were waiting on someone else's stream (or on one stopped) come here
+            // and start their own.
+            if let own, own.ended, let error = own.error { throw error }
+            own = startStream(at: missing, toEnd: continues(at: missing))
         }
     }
 
-    /// The handle is closed: fetches still running stop at their next piece.
+    /// The buffer a large read is gathered into, and how far it is filled.
+    private final class Gathered {
+        let wanted: ClosedRange<Int64>
+        private var buffer: UnsafeMutableRawBufferPointer?
+        /// The next byte to gather.
+        private(set) var position: Int64
+
+        init(_ wanted: ClosedRange<Int64>) {
+            self.wanted = wanted
+            buffer = .allocate(byteCount: wanted.count, alignment: 16)
+            position = wanted.lowerBound
+        }
+
+        /// Copies the arrived bytes of `held` from `position` up to `end`.
+        func take(_ held: [Chunk], upTo end: Int64) {
+            guard let buffer else { return }
+            for chunk in held where position < end && chunk.range.contains(position) {
+                let start = Int(position - chunk.range.lowerBound)
+                let count = Int(min(chunk.arrivedEnd, end) - position)
+                guard count > 0 else { continue }
+                let at = Int(position - wanted.lowerBound)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[at..<(at + count)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + count)]))
+                position += Int64(count)
+            }
+        }
+
+        /// The whole read, freed when the lease ends.
+        func lease() -> ReadLease {
+            let bytes = buffer!
+            buffer = nil
+            return ReadLease(bytes: UnsafeRawBufferPointer(bytes)) { bytes.deallocate() }
+        }
+
+        /// Frees the buffer unless a lease took it.
+        func release() {
+            buffer?.deallocate()
+            buffer = nil
+        }
+    }
+
+    /// The handle is closed: streams still running stop at their next piece.
     func close() {
         condition.lock()
         closed = true
+        for stream in streams { stream.stopped = true }
+        condition.broadcast()
         condition.unlock()
     }
 
-    /// Pins the window and lends the wanted bytes. Call with `condition` locked.
-    private func lease(_ wanted: ClosedRange<Int64>, from window: Window, prefetching: Bool) -> ReadLease {
-        window.lends += 1
-        lastRead = wanted.upperBound
-        if prefetching { prefetch(after: wanted) }
-        let start = Int(wanted.lowerBound - window.range.lowerBound)
-        let bytes = UnsafeRawBufferPointer(rebasing: window.storage.bytes[start..<(start + wanted.count)])
-        return ReadLease(bytes: bytes) { [self] in
-            condition.lock()
-            window.lends -= 1
-            if window.dropped && window.lends == 0 { recycle(window.storage) }
-            condition.unlock()
+    // MARK: Serving reads (all with `condition` locked)
+
+    /// The chunks holding `wanted` from its start, in order, and its first byte not arrived
+    /// yet (nil when all have).
+    private func arrived(_ wanted: ClosedRange<Int64>) -> ([Chunk], Int64?) {
+        var held: [Chunk] = []
+        var position = wanted.lowerBound
+        while position <= wanted.upperBound {
+            guard let chunk = chunks.first(where: { $0.range.contains(position) && $0.arrivedEnd > position }) else {
+                return (held, position)
+            }
+            held.append(chunk)
+            position = chunk.arrivedEnd
+        }
+        return (held, nil)
+    }
+
+    private func lease(_ wanted: ClosedRange<Int64>, from held: [Chunk]) -> ReadLease {
+        if held.count == 1, let chunk = held.first {
+            chunk.lends += 1
+            let start = Int(wanted.lowerBound - chunk.range.lowerBound)
+            let bytes = UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + wanted.count)])
+            return ReadLease(bytes: bytes) { [self] in
+                condition.lock()
+                chunk.lends -= 1
+                if chunk.dropped && chunk.lends == 0 { recycle(chunk.storage) }
+                condition.unlock()
+            }
+        }
+        // Across chunks: copied, so no chunk needs to stay for it.
+        return ReadLease(capacity: wanted.count) { buffer in
+            var written = 0
+            var position = wanted.lowerBound
+            for chunk in held {
+                let start = Int(position - chunk.range.lowerBound)
+                let count = min(Int(chunk.arrivedEnd - position), wanted.count - written)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + count)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + count)]))
+                written += count
+                position += Int64(count)
+            }
+            return written
         }
     }
 
-    /// Chooses the window for a read nothing covers. Call with `condition` locked.
-    private func plannedFetch(for range: ClosedRange<Int64>) -> ClosedRange<Int64> {
-        let sequential = range.lowerBound >= streamEnd - Int64(window) && range.lowerBound <= streamEnd.saturatingAdd(Int64(window))
-        window = sequential ? min(window * 2, maximumWindow) : Self.initialWindow
-        let end = min(size, range.lowerBound.saturatingAdd(Int64(max(window, range.count)))) - 1
-        streamEnd = sequential ? max(streamEnd, end + 1) : end + 1
-        return range.lowerBound...end
+    /// Whether a stream starting at `offset` should run to the end of the file: the reader
+    /// goes on from where a stream ended or is about to (within a chunk after it: the
+    /// kernel's read-ahead comes slightly out of order).
+    private func continues(at offset: Int64) -> Bool {
+        func near(_ range: ClosedRange<Int64>) -> Bool {
+            range.upperBound < offset && offset - range.upperBound <= Int64(Self.chunkSize)
+        }
+        return streams.contains { near($0.range) } || chunks.contains { near($0.range) }
     }
 
-    /// Starts the next window in the background once less than a window of the stream is
-    /// left ahead of the read, with fewer than `aheadWindows` fetches running: a window is
-    /// always on its way while the reader goes through the one before it. (Counting windows
-    /// ahead by the doubled size let the stream run far ahead early on, and what ran ahead
-    /// was dropped before the reader got there and fetched again.) Call with `condition` locked.
-    private func prefetch(after range: ClosedRange<Int64>) {
-        guard !closed, streamEnd < size, streamEnd - range.upperBound <= Int64(self.window),
-              windows.count(where: { $0.fetching }) < Self.aheadWindows else { return }
-        self.window = min(self.window * 2, maximumWindow)
-        let fetch = streamEnd...(min(size, streamEnd.saturatingAdd(Int64(self.window))) - 1)
-        streamEnd = fetch.upperBound + 1
-        startFetch(fetch)
+    /// Starts the rest of the file after a short stream, once, unless the reader is gone.
+    private func continueStream(after stream: Stream) {
+        let next = stream.range.upperBound + 1
+        guard !closed, next < size, stream.range.upperBound < size - 1,
+              !streams.contains(where: { $0.range.contains(next) && !$0.stopped }),
+              !chunks.contains(where: { $0.range.contains(next) }) else { return }
+        startStream(at: next, toEnd: true)
     }
 
-    /// Adds a window for `range` and fetches it on a thread of its own. Trims first, so the
-    /// windows the reader has passed since the last fetch finished hand their memory to this
-    /// one instead of it taking fresh memory (page faults: a cold `cat` of 256 MiB took
-    /// 29-33k, now 17k, and the daemon's CPU fell by a fifth). Call with `condition` locked.
+    /// Starts a request at `offset`: to the end of the file, or `initialRange` bytes. A
+    /// stream that would only compete with it for memory (anywhere else) is stopped.
     @discardableResult
-    private func startFetch(_ range: ClosedRange<Int64>) -> Window {
-        trimWindows()
-        let count = range.count
-        let storage = spares.firstIndex(where: { $0.bytes.count >= count }).map { spares.remove(at: $0) }
-            ?? Storage(capacity: count)
-        let window = Window(range: range, storage: storage)
-        windows.append(window)
-        let thread = Thread { [self] in fetch(window) }
+    private func startStream(at offset: Int64, toEnd: Bool) -> Stream {
+        let end = toEnd ? size - 1 : min(size, offset.saturatingAdd(Int64(initialRange))) - 1
+        for other in streams where !other.range.contains(offset) && other.range.upperBound + 1 != offset { other.stopped = true }
+        let stream = Stream(range: offset...end)
+        streams.append(stream)
+        condition.broadcast()  // stopped ones waiting for room go
+        let thread = Thread { [self] in run(stream) }
         thread.name = "sitefs-read"
         thread.start()
-        return window
+        return stream
     }
 
-    /// Fills the window as the response arrives, publishing each piece (waking readers only
-    /// when what one waits for has come); on failure the window goes, with its error kept
-    /// for the read that started it, and the reads waiting on it decide again.
-    private func fetch(_ window: Window) {
-        let storage = window.storage
-        let capacity = window.range.count
-        let cursor = FillCursor()
-        let receive: @Sendable (UnsafeRawBufferPointer) throws -> Void = { [self] piece in
-            let start = cursor.written
-            guard start + piece.count <= capacity else { throw ProviderError.invalidResponse("range overflow") }
-            UnsafeMutableRawBufferPointer(rebasing: storage.bytes[start..<(start + piece.count)]).copyMemory(from: piece)
-            cursor.written += piece.count
-            condition.lock()
-            defer { condition.unlock() }
-            window.filled = cursor.written
-            if let awaited = window.awaited, window.hasArrived(window.range.lowerBound...awaited) {
-                window.awaited = nil
-                condition.broadcast()
-            }
-            if closed { throw CancellationError() }
-        }
+    // MARK: Streams (their own threads)
+
+    /// Writes the response into chunks as it arrives, publishing each piece (waking readers
+    /// only when what one waits for has come). On failure the stream ends with its error for
+    /// the read that started it; the bytes that came stay.
+    private func run(_ stream: Stream) {
+        let receive: @Sendable (UnsafeRawBufferPointer) throws -> Void = { [self] piece in try write(piece, from: stream) }
         var error: ProviderError?
         do throws(ProviderError) {
-            let outcome = try backend.fetchContent(of: identifier, version: version, range: window.range, ifNoneMatch: nil,
-                                                   into: .pieces(limit: capacity, receive: receive))
-            guard case .fetched = outcome, cursor.written == capacity else {
-                throw .invalidResponse("short range response for \(identifier)")
-            }
+            let outcome = try backend.fetchContent(of: identifier, version: version, range: stream.range, ifNoneMatch: nil,
+                                                   into: .pieces(limit: stream.range.count, receive: receive))
+            condition.lock()
+            let complete = stream.next == stream.range.upperBound + 1
+            condition.unlock()
+            guard case .fetched = outcome, complete else { throw .invalidResponse("short range response for \(identifier)") }
         } catch let failure {
             error = failure
         }
@@ -231,52 +339,117 @@ final class RemoteReader: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-        window.fetching = false
-        if let error {
-            window.error = error
-            drop(window)
-        }
-        trimWindows()
+        stream.ended = true
+        if !stream.stopped { stream.error = error }
+        stream.chunk?.filling = false
+        stream.chunk = nil
+        streams.removeAll { $0 === stream }
     }
 
-    /// Drops the finished windows the reader has passed but the last, then, while more than
-    /// `keptWindows` are finished, the one farthest from the reader: memory stays bounded
-    /// whatever the reads do, and the window a reader is in stays while windows ahead of it
-    /// finish. (Keeping just the newest two dropped it: the reads that followed looked like
-    /// a seek and fetched about 28 MiB of a 256 MiB `cat` twice.) Call with `condition` locked.
-    private func trimWindows() {
-        let passed = windows.filter { !$0.fetching && $0.range.upperBound < lastRead }
-        for window in passed.sorted(by: { $0.range.upperBound < $1.range.upperBound }).dropLast() { drop(window) }
-        func distance(_ window: Window) -> Int64 {
-            window.range.contains(lastRead) ? 0 : min(abs(window.range.lowerBound - lastRead), abs(window.range.upperBound - lastRead))
-        }
-        var finished = windows.filter { !$0.fetching }
-        while finished.count > Self.keptWindows, let farthest = finished.max(by: { distance($0) < distance($1) }) {
-            drop(farthest)
-            finished.removeAll { $0 === farthest }
+    /// One piece of a stream's body, in order, into its chunks; waits for room when the
+    /// stream is `maximumChunks` ahead, at most `roomWait` at a time (the transfer cannot
+    /// time out while it waits here, so this is what ends it). Throws to stop the transfer.
+    private func write(_ piece: UnsafeRawBufferPointer, from stream: Stream) throws {
+        var rest = piece[...]
+        while !rest.isEmpty {
+            condition.lock()
+            guard !closed, !stream.stopped else {
+                condition.unlock()
+                throw CancellationError()
+            }
+            guard stream.next + Int64(rest.count) <= stream.range.upperBound + 1 else {
+                condition.unlock()
+                throw ProviderError.invalidResponse("range overflow")
+            }
+            if stream.chunk.map({ $0.filled == $0.range.count }) ?? true {
+                stream.chunk?.filling = false
+                guard let chunk = newChunk(for: stream) else {
+                    stream.waitingForRoom = true
+                    let room = condition.wait(until: Date().addingTimeInterval(roomWait))
+                    stream.waitingForRoom = false
+                    if !room { stream.stopped = true }  // the reader paused: a later read asks again
+                    condition.unlock()
+                    continue
+                }
+                stream.chunk = chunk
+            }
+            let chunk = stream.chunk!
+            let start = chunk.filled
+            let count = min(rest.count, chunk.range.count - start)
+            condition.unlock()
+            UnsafeMutableRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + count)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest.prefix(count)))
+            condition.lock()
+            chunk.filled += count
+            stream.next += Int64(count)
+            if let awaited = stream.awaited, awaited < stream.next {
+                stream.awaited = nil
+                condition.broadcast()
+            }
+            condition.unlock()
+            rest = rest.dropFirst(count)
         }
     }
 
-    /// How far the fetching thread has filled its window; touched by that thread only.
-    private final class FillCursor: @unchecked Sendable {
-        var written = 0
+    /// The next chunk of `stream`, in memory a dropped chunk left or new, when fewer than
+    /// `maximumChunks` are held once what nobody needs is dropped; nil while the reader has
+    /// not passed enough. Call with `condition` locked.
+    private func newChunk(for stream: Stream) -> Chunk? {
+        trim(forWaitedOn: stream.awaited != nil)
+        guard chunks.count < Self.maximumChunks else { return nil }
+        let range = stream.next...(min(stream.range.upperBound, stream.next + Int64(Self.chunkSize) - 1))
+        let storage = spares.popLast() ?? Storage(capacity: Self.chunkSize)
+        let chunk = Chunk(range: range, storage: storage, stream: stream)
+        chunks.append(chunk)
+        return chunk
     }
 
-    /// Takes a window out of use; its memory is reused once no read has it lent. Call with
+    /// Drops the chunks nobody needs, farthest from the reader first, until there is room for
+    /// one more: kept are those being written, those lent out, and those from the one behind
+    /// the reader to as far ahead as a stream may fill. When a read waits on the stream that
+    /// needs the room (`forWaitedOn`), only those written or lent now and the one the reader
+    /// is in are kept: the others near the reader are left from earlier streams (a seek back),
+    /// and keeping them would leave the read and its stream waiting on each other. Call with
     /// `condition` locked.
-    private func drop(_ window: Window) {
-        windows.removeAll { $0 === window }
-        window.dropped = true
-        if window.lends == 0 { recycle(window.storage) }
+    private func trim(forWaitedOn waitedOn: Bool = false) {
+        let behind = lastRead - Int64(Self.chunkSize)
+        let ahead = lastRead.saturatingAdd(Int64(Self.chunkSize * Self.maximumChunks))
+        func needed(_ chunk: Chunk) -> Bool {
+            chunk.filling || chunk.lends > 0 || (chunk.range.upperBound >= behind && chunk.range.lowerBound <= ahead)
+        }
+        func distance(_ chunk: Chunk) -> Int64 {
+            chunk.range.contains(lastRead) ? 0 : min(abs(chunk.range.lowerBound - lastRead), abs(chunk.range.upperBound - lastRead))
+        }
+        while chunks.count >= Self.maximumChunks,
+              let farthest = chunks.filter({ !needed($0) }).max(by: { distance($0) < distance($1) }) {
+            drop(farthest)
+        }
+        while waitedOn, chunks.count >= Self.maximumChunks,
+              let farthest = chunks.filter({ !$0.filling && $0.lends == 0 && !$0.range.contains(lastRead) })
+                  .max(by: { distance($0) < distance($1) }) {
+            drop(farthest)
+        }
     }
 
-    /// Keeps a window's memory for the next fetch: the `spareStorages` largest, so the
-    /// small windows of a stream's start do not crowd out the full-sized ones. Call with
+    /// A read moved on: a stream waiting for room may find some now. Call with `condition`
+    /// locked.
+    private func wakeStreamsWaitingForRoom() {
+        if streams.contains(where: \.waitingForRoom) { condition.broadcast() }
+    }
+
+    /// Takes a chunk out of use; its memory is reused once no read has it lent. Call with
+    /// `condition` locked.
+    private func drop(_ chunk: Chunk) {
+        chunks.removeAll { $0 === chunk }
+        chunk.dropped = true
+        if chunk.lends == 0 { recycle(chunk.storage) }
+    }
+
+    /// Keeps a chunk's memory for the next chunk, up to `spareStorages`. Call with
     /// `condition` locked.
     private func recycle(_ storage: Storage) {
-        spares.append(storage)
-        spares.sort { $0.bytes.count > $1.bytes.count }
-        if spares.count > Self.spareStorages { spares.removeLast() }
+        if spares.count < Self.spareStorages { spares.append(storage) }
+        wakeStreamsWaitingForRoom()
     }
 }
 

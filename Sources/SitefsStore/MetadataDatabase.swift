@@ -116,11 +116,15 @@ public final class MetadataDatabase: Sendable {
                                               modified_by, version, capabilities, mode, symlink_target)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            // Each set of capabilities spelled once per batch, not once per item.
+            var spelled: [Capabilities: String] = [:]
             for item in items {
+                let capabilities = spelled[item.capabilities] ?? Self.spelled(item.capabilities)
+                spelled[item.capabilities] = capabilities
                 try statement.execute(
                     arguments: [item.identifier.site, item.identifier.id, item.parent?.id, item.name, Self.kindName(item.kind),
                                 item.size, item.created.microseconds, item.modified.microseconds, item.createdBy,
-                                item.modifiedBy, item.version, item.capabilities.list.map(\.rawValue).sorted().joined(separator: ","),
+                                item.modifiedBy, item.version, capabilities,
                                 item.mode.map { Int64($0) }, item.symlinkTarget.map { Data($0) }])
             }
         }
@@ -226,6 +230,11 @@ public final class MetadataDatabase: Sendable {
         } catch {
             logger.warning("metadata cache write failed (a remount will start colder): \(error)")
         }
+    }
+
+    /// Capabilities as stored: their names, sorted, comma-separated.
+    private static func spelled(_ capabilities: Capabilities) -> String {
+        capabilities.list.map(\.rawValue).sorted().joined(separator: ",")
     }
 
     private static func kindName(_ kind: ProviderItem.Kind) -> String {

@@ -35,7 +35,7 @@ public enum DAVHref {
 
     /// The path of an href given as an absolute path or as a URL of `origin` (lowercase).
     private static func path(of href: String, origin: String) -> String? {
-        guard !href.contains("?"), !href.contains("#") else { return nil }
+        guard !href.utf8.contains(UInt8(ascii: "?")), !href.utf8.contains(UInt8(ascii: "#")) else { return nil }
         if href.hasPrefix("/") { return href }
         let lowered = href.lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return nil }

@@ -65,10 +65,12 @@ final class ParseState {
     private var text: [UInt8] = []
     private var response: DAVResponse?
     /// The propstat open now: its properties, and its status once read.
-    private var propstat: (properties: DAVProperties, names: [String], status: Int?)?
+    private var propstat: (properties: DAVProperties, names: [(String, String)], status: Int?)?
     private var responses = 0
     /// The `DAV:lockdiscovery` being read, if one is open.
     private var locks = ActiveLockReader()
+    /// Element and namespace names by libxml2's pointer to them (see `name(_:)`).
+    private var names = InternedNames()
     /// Whether the root was the document's (`multistatus`, or `prop` for a LOCK answer).
     private(set) var sawMultistatus = false
     private(set) var failure: DAVParseError?
@@ -79,6 +81,11 @@ final class ParseState {
         self.limits = limits
         self.document = document
         self.onResponse = onResponse
+    }
+
+    /// The name libxml2 hands a callback, as a string (see `InternedNames`).
+    func name(_ text: UnsafePointer<UInt8>?) -> String {
+        names.name(text)
     }
 
     static func from(_ context: UnsafeMutableRawPointer?) -> ParseState? {
@@ -129,15 +136,14 @@ final class ParseState {
 
     func end() {
         guard let (namespace, localName) = path.last else { return }
-        let value = String(decoding: text, as: UTF8.self)
         let depth = path.count
         path.removeLast()
+        // The element's text is decoded only where a value is kept: most elements of a
+        // multistatus hold indentation only.
+        defer { text.removeAll(keepingCapacity: true) }
         if locks.isReading, !locks.ends(at: depth) {
-            locks.end(namespace: namespace, localName: localName, depth: depth, parent: path.last, text: text)
-            text.removeAll(keepingCapacity: true)
-            return
+            return locks.end(namespace: namespace, localName: localName, depth: depth, parent: path.last, text: text)
         }
-        text.removeAll(keepingCapacity: true)
         if locks.isReading {
             let found = locks.finish()
             if document == .lockAnswer {
@@ -150,18 +156,17 @@ final class ParseState {
         guard document == .multistatus else { return }
         if depth == 5, isIn("prop", at: 4) {
             // A property: kept in the open propstat until its status says whether it counts.
-            propstat?.names.append("\(namespace)\(localName)")
-            record(namespace: namespace, localName: localName, value: value)
-            return
+            propstat?.names.append((namespace, localName))
+            return record(namespace: namespace, localName: localName)
         }
         guard namespace == DAVNamespace.dav else { return }
         switch (localName, depth) {
         case ("href", 3):
-            response?.href = value.trimmed
+            response?.href = Self.trimmedText(text)
         case ("status", 3):
-            response?.status = Self.statusCode(value)
+            response?.status = Self.statusCode(text)
         case ("status", 4) where isIn("propstat", at: 3):
-            propstat?.status = Self.statusCode(value)
+            propstat?.status = Self.statusCode(text)
         case ("propstat", 3):
             guard let done = propstat, response != nil else { break }
             propstat = nil
@@ -169,7 +174,7 @@ final class ParseState {
             if (200..<300).contains(status) {
                 response?.properties.merge(done.properties)
             } else {
-                for name in done.names { response?.failedProperties[name] = status }
+                for (namespace, localName) in done.names { response?.failedProperties[namespace + localName] = status }
             }
         case ("response", 2):
             guard let done = response else { break }
@@ -196,26 +201,79 @@ final class ParseState {
         return path[depth - 1].0 == DAVNamespace.dav && path[depth - 1].1 == name
     }
 
-    private func record(namespace: String, localName: String, value: String) {
+    /// Keeps a property's value (the open element's text) in the open propstat.
+    private func record(namespace: String, localName: String) {
         switch (namespace, localName) {
-        case (DAVNamespace.dav, "displayname"): propstat?.properties.displayName = value
-        case (DAVNamespace.dav, "getcontentlength"): propstat?.properties.contentLength = value.trimmed
-        case (DAVNamespace.dav, "getcontenttype"): propstat?.properties.contentType = value.trimmed
-        case (DAVNamespace.dav, "getlastmodified"): propstat?.properties.lastModified = value.trimmed
-        case (DAVNamespace.dav, "getetag"): propstat?.properties.etag = value.trimmed
-        case (DAVNamespace.owncloud, "fileid"): propstat?.properties.fileID = value.trimmed
-        case (DAVNamespace.sitefs, SitefsDeadProperties.mode): propstat?.properties.mode = value.trimmed
-        case (DAVNamespace.sitefs, SitefsDeadProperties.symlinkTarget): propstat?.properties.symlinkTarget = value.trimmed
+        case (DAVNamespace.dav, "displayname"): propstat?.properties.displayName = String(decoding: text, as: UTF8.self)
+        case (DAVNamespace.dav, "getcontentlength"): propstat?.properties.contentLength = Self.trimmedText(text)
+        case (DAVNamespace.dav, "getcontenttype"): propstat?.properties.contentType = Self.trimmedText(text)
+        case (DAVNamespace.dav, "getlastmodified"): propstat?.properties.lastModified = Self.trimmedText(text)
+        case (DAVNamespace.dav, "getetag"): propstat?.properties.etag = Self.trimmedText(text)
+        case (DAVNamespace.owncloud, "fileid"): propstat?.properties.fileID = Self.trimmedText(text)
+        case (DAVNamespace.sitefs, SitefsDeadProperties.mode): propstat?.properties.mode = Self.trimmedText(text)
+        case (DAVNamespace.sitefs, SitefsDeadProperties.symlinkTarget): propstat?.properties.symlinkTarget = Self.trimmedText(text)
         default: break
         }
     }
 
+    /// Text without the XML whitespace around it, decoded once (no intermediate string).
+    static func trimmedText(_ bytes: [UInt8]) -> String {
+        guard let first = bytes.firstIndex(where: { !isXMLSpace($0) }), let last = bytes.lastIndex(where: { !isXMLSpace($0) }) else {
+            return ""
+        }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+
+    private static func isXMLSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     /// The code of an HTTP status line ("HTTP/1.1 404 Not Found"); nil if it is not one.
     static func statusCode(_ line: String) -> Int? {
-        let fields = line.trimmed.split(separator: " ", maxSplits: 2)
-        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), fields[1].count == 3,
-              let code = Int(fields[1]), (100...599).contains(code) else { return nil }
+        statusCode(Array(line.utf8))
+    }
+
+    /// As `statusCode(_:)`, read from the line's bytes: "HTTP/" then anything up to a space,
+    /// then exactly three digits (100...599), then a space or only whitespace to the end.
+    static func statusCode(_ line: [UInt8]) -> Int? {
+        var index = line.startIndex
+        while index < line.endIndex, isXMLSpace(line[index]) { index += 1 }
+        let version = Array("HTTP/".utf8)
+        guard line.endIndex - index >= version.count, line[index..<(index + version.count)].elementsEqual(version) else { return nil }
+        guard let space = line[index...].firstIndex(of: 0x20) else { return nil }
+        index = space
+        while index < line.endIndex, line[index] == 0x20 { index += 1 }
+        var code = 0
+        var digits = 0
+        while index < line.endIndex, digits < 4, (0x30...0x39).contains(line[index]) {
+            code = code * 10 + Int(line[index] - 0x30)
+            digits += 1
+            index += 1
+        }
+        guard digits == 3, line[index...].first.map({ $0 == 0x20 }) ?? true || line[index...].allSatisfy(isXMLSpace),
+              (100...599).contains(code) else { return nil }
         return code
+    }
+}
+
+/// The element and namespace names of one parse, made into strings once each: a listing
+/// names the same dozen elements 100,000 times. libxml2 hands names out of its dictionary,
+/// so one name keeps one address for the parser's life; a hit is still checked byte for
+/// byte, so a name at a reused address can never be taken for another. At most `capacity`
+/// names are kept (a body of endless distinct names costs its strings, not a growing table).
+struct InternedNames {
+    static let capacity = 32
+    private var known: [(address: UnsafePointer<UInt8>, bytes: [UInt8], name: String)] = []
+
+    mutating func name(_ text: UnsafePointer<UInt8>?) -> String {
+        guard let text else { return "" }
+        var length = 0
+        while text[length] != 0 { length += 1 }
+        let bytes = UnsafeBufferPointer(start: text, count: length)
+        if let hit = known.first(where: { $0.address == text }), hit.bytes.elementsEqual(bytes) { return hit.name }
+        let name = String(decoding: bytes, as: UTF8.self)
+        if known.count < Self.capacity { known.append((text, Array(bytes), name)) }
+        return name
     }
 }
 

@@ -50,7 +50,8 @@ public final class MultistatusParser {
         state = ParseState(limits: limits, document: document, onResponse: onResponse)
         handler.initialized = sitefs_xml_sax2_magic()
         handler.startElementNs = { context, localName, _, namespace, _, _, _, _, _ in
-            ParseState.from(context)?.start(namespace: String(xml: namespace), localName: String(xml: localName))
+            guard let state = ParseState.from(context) else { return }
+            state.start(namespace: state.name(namespace), localName: state.name(localName))
         }
         handler.endElementNs = { context, _, _, _ in ParseState.from(context)?.end() }
         handler.characters = { context, bytes, count in ParseState.from(context)?.text(bytes, Int(count)) }
@@ -144,15 +145,5 @@ public enum DAVParseError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tooLarge: "a multistatus body larger than the limit"
         case .notMultistatus: "the body is not a DAV:multistatus (nor, answering a LOCK, a DAV:prop)"
         }
-    }
-}
-
-extension String {
-    init(xml text: UnsafePointer<xmlChar>?) {
-        guard let text else {
-            self = ""
-            return
-        }
-        self = String(cString: text)
     }
 }

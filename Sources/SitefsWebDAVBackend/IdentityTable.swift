@@ -112,18 +112,26 @@ public final class IdentityTable: Sendable {
     }
 
     private static func resolved(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
+        // Columns by position (this runs once per listed entry): id, file_id, is_collection,
+        // kept_modified, kept_for_version, kept_mode.
         let here = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT id, file_id, is_collection, kept_modified, kept_for_version, kept_mode FROM nodes WHERE parent = ? AND name = ?
             """), arguments: [parent, sighting.name])
-        if let here, sighting.fileID == nil || sighting.fileID == here["file_id"] {
+        if let here, sighting.fileID == nil || sighting.fileID == here[1] as String? {
             // Known, as it was: the common case.
-            let node: Node = here["id"]
-            if here["is_collection"] as Bool != sighting.isCollection {
+            let node: Node = here[0]
+            if here[2] as Bool != sighting.isCollection {
                 try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])
             }
-            let keptFor: String? = here["kept_for_version"]
-            return Resolved(node: node, keptModified: sighting.version != nil && keptFor == sighting.version ? here["kept_modified"] : nil,
-                            keptMode: Self.mode(here["kept_mode"]))
+            let keptFor: String? = here[4]
+            return Resolved(node: node, keptModified: sighting.version != nil && keptFor == sighting.version ? here[3] : nil,
+                            keptMode: Self.mode(here[5]))
+        }
+        if here == nil, sighting.fileID == nil {
+            // Never seen (every entry of a first listing): one row, with nothing kept for it.
+            try db.cachedStatement(sql: "INSERT INTO nodes (parent, name, is_collection) VALUES (?, ?, ?)")
+                .execute(arguments: [parent, sighting.name, sighting.isCollection])
+            return Resolved(node: db.lastInsertedRowID, keptModified: nil, keptMode: nil)
         }
         let node = try resolve(sighting, in: parent, here: here, db)
         try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])

@@ -28,8 +28,11 @@ final class ListingStreams: @unchecked Sendable {
     static let maximumStreams = 16
     /// A listing nobody asked a page of for this long is abandoned.
     static let idleLifetime: TimeInterval = 60
-    /// Entries a producer may hold ahead of its reader before it waits for one.
-    static let bufferedLimit = 20_000
+    /// Entries a producer may hold ahead of its reader before it waits for one: some twenty
+    /// pages at the core's usual size, so the reader never waits on a producer that could
+    /// have gone on, while a folder of 100,000 entries holds about a megabyte here, not the
+    /// fifth of itself a deeper buffer filled to while `ls -f` caught up.
+    static let bufferedLimit = 4_096
 
     init(pageWait: TimeInterval) {
         self.pageWait = pageWait

@@ -101,7 +101,7 @@ public struct WebDAVListing: Sendable {
             let entry = WebDAVEntry(name: path.last ?? "", components: path, properties: response.properties)
             if path.count == components.count, Self.same(path, components) {
                 own = entry
-            } else if depth == "1", path.count == components.count + 1, Self.same(Array(path.dropLast()), components) {
+            } else if depth == "1", path.count == components.count + 1, Self.same(path.dropLast(), components[...]) {
                 onEntry(entry)
             } else {
                 onRefused("an entry that is not a child of the listed collection: \(response.href.debugDescription)")
@@ -130,7 +130,11 @@ public struct WebDAVListing: Sendable {
     }
 
     /// Names compared as bytes (a composed and a decomposed "é" are two names).
+    static func same(_ a: ArraySlice<String>, _ b: ArraySlice<String>) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
     static func same(_ a: [String], _ b: [String]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { Array($0.utf8) == Array($1.utf8) }
+        same(a[...], b[...])
     }
 }

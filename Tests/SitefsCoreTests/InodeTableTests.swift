@@ -44,4 +44,20 @@ import Testing
         // The retired identifier leads to the inode that lives on (a lookup racing the change).
         #expect(table.existingInode(for: temp) == tempInode)
     }
+
+    @Test func numbersComeInSequenceAndOnlyThoseHandedOutResolve() {
+        let table = InodeTable()
+        let identifiers = (0..<1000).map { ItemIdentifier(site: "s", id: "\($0)") }
+        let inodes = identifiers.map(table.inode(for:))
+        #expect(inodes == (0..<1000).map { InodeNumber.root + 1 + InodeNumber($0) })
+        #expect(zip(inodes, identifiers).allSatisfy { table.identifier(of: $0) == $1 })
+        #expect(table.count == 1000)
+        for number: InodeNumber in [0, .root, InodeNumber.root + 1001, .max] { #expect(table.identifier(of: number) == nil) }
+        // A rebind of a number never handed out binds nothing (and traps nothing).
+        table.rebind(.max, to: identifiers[0])
+        #expect(table.existingInode(for: identifiers[0]) == inodes[0] && table.identifier(of: .max) == nil)
+        table.rebind(inodes[1], to: identifiers[2])
+        #expect(table.count == 999 && table.identifier(of: inodes[2]) == nil && table.identifier(of: inodes[1]) == identifiers[2])
+        #expect(table.inode(for: ItemIdentifier(site: "s", id: "new")) == InodeNumber.root + 1001)  // never reused
+    }
 }

@@ -127,6 +127,49 @@ import Testing
         #expect(responses.count == 1 && responses[0].status == 423 && responses[0].properties == DAVProperties())
     }
 
+    /// A status line is "HTTP/" and a version, then exactly three digits (100...599), then a
+    /// space or nothing but whitespace: anything else is no status.
+    @Test(arguments: [
+        ("HTTP/1.1 423 Locked", 423), ("  HTTP/1.1   404   Not Found \n", 404), ("HTTP/1.1 200", 200), ("HTTP/2 201 Created", 201),
+        ("HTTP/1.1 200 \t", 200), ("HTTP/1.1 200\t", 200), ("\nHTTP/1.1 507", 507),
+        ("HTTP/1.1 2000 OK", nil), ("HTTP/1.1 20 OK", nil), ("HTTP/1.1\t200 OK", nil), ("HTTP/1.1 200\tOK", nil),
+        ("http/1.1 200 OK", nil), ("HTTP/1.1 999 Nine", nil), ("HTTP/1.1 099 Low", nil), ("HTTP/1.1 +20 OK", nil),
+        ("HTTP/1.1 -20 OK", nil), ("HTTP/1.1 ２００ OK", nil), ("HTTP/1.1", nil), ("HTTP/1.1 ", nil), ("", nil), ("200", nil),
+    ] as [(String, Int?)])
+    func statusLinesAreReadStrictly(line: String, code: Int?) throws {
+        let body = """
+        <d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/a</d:href>\
+        <d:status>\(line)</d:status></d:response></d:multistatus>
+        """
+        let responses = try parse(body)
+        #expect(responses.count == 1 && responses[0].status == code)
+    }
+
+    /// More distinct element names than the parser keeps made into strings once: every one
+    /// still reads as itself, in any namespace and with any prefix, and the known properties
+    /// after them still count.
+    @Test func manyDistinctNamesAllKeepTheirNames() throws {
+        let unknown = (0..<100).map { "<x\($0):p\($0) xmlns:x\($0)=\"urn:n\($0 % 7)\"/>" }.joined()
+        let body = """
+        <d:multistatus xmlns:d="DAV:"><d:response><d:href>/dav/a</d:href>\
+        <d:propstat><d:prop>\(unknown)<d:getetag>"e"</d:getetag></d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>\
+        <d:propstat><d:prop><q:getcontentlength xmlns:q="DAV:">\n  42 \t</q:getcontentlength><d:displayname> A b </d:displayname>\
+        <o:fileid xmlns:o="http://owncloud.org/ns">7</o:fileid></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>\
+        </d:response></d:multistatus>
+        """
+        for chunk in [nil, 3, 17] as [Int?] {
+            let responses = try parse(body, chunk: chunk)
+            #expect(responses.count == 1)
+            let failed = responses[0].failedProperties
+            #expect(failed.count == 101 && failed["DAV:getetag"] == 404)
+            #expect((0..<100).allSatisfy { failed["urn:n\($0 % 7)p\($0)"] == 404 })
+            let properties = responses[0].properties
+            // Values are trimmed, a display name is kept as sent; the failed ETag is not taken.
+            #expect(properties.contentLength == "42" && properties.displayName == " A b " && properties.fileID == "7")
+            #expect(properties.etag == nil)
+        }
+    }
+
     @Test func aDoctypeIsRefusedSoNoEntityExpands() {
         let laughs = """
         <?xml version="1.0"?>
