@@ -69,7 +69,9 @@ final class BodyReceiver {
             }
             try write(chunk, to: descriptor, at: startOffset + length, path: path)
         case .chunks(let handler):
-            do { try handler(status, chunk) } catch { throw .sinkFailed(error) }
+            // A sink that stops the transfer itself (a reader gone, a stream no longer wanted)
+            // says nothing about the server: cancelled, not a failed transfer.
+            do { try handler(status, chunk) } catch is CancellationError { throw .cancelled } catch { throw .sinkFailed(error) }
         }
     }
 

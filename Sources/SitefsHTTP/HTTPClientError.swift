@@ -20,7 +20,8 @@ public enum HTTPClientError: Error, CustomStringConvertible {
     case invalidRequest(String)
     /// A `.chunks` sink threw; the caller's error is kept.
     case sinkFailed(any Error)
-    /// The request's `isCancelled` said so; the transfer was abandoned.
+    /// The request's `isCancelled` said so, or its sink threw `CancellationError`; the
+    /// transfer was abandoned.
     case cancelled
     /// Any other libcurl failure, with curl's description.
     case curl(code: Int, message: String)

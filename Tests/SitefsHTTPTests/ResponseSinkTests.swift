@@ -101,6 +101,27 @@ import Testing
         }
     }
 
+    /// A sink that stops the transfer itself (a reader gone) cancels it: not a failure that
+    /// could count against the server's reachability.
+    @Test func aChunkSinkThrowingCancellationCancels() throws {
+        try withTestServer { server in
+            let client = HTTPClient(baseURL: server.baseURL, timeouts: testTimeouts)
+            var received = 0
+            #expect {
+                try client.send(HTTPRequest(method: .get, path: "/bytes/1000000"), into: .chunks { chunk in
+                    received += chunk.count
+                    if received > 1000 { throw CancellationError() }
+                })
+            } throws: { error in
+                guard case .cancelled = error as? HTTPClientError else { return false }
+                return true
+            }
+            #expect(received < 1_000_000)
+            let after = try client.send(HTTPRequest(method: .get, path: "/bytes/10"))
+            #expect(after.body.count == 10)
+        }
+    }
+
     @Test func throwingChunkSinkAbortsWithItsError() throws {
         struct Enough: Error {}
         try withTestServer { server in
