@@ -22,9 +22,9 @@ public struct FilesystemConfiguration: Sendable {
     public var gid: UInt32
     /// Mount read-only regardless of grants.
     public var readOnly: Bool
-    /// Largest read-ahead window for sequential reads of remote content. Reads are served
-    /// as a window fills, so a large one costs no latency; it saves requests, which the
-    /// server answers more cheaply in few large ones than in many small ones.
+    /// The most a reader asks for in its first request at a new place in remote content
+    /// (capped at 128 KiB: a `head` or a thumbnailer needs little); the rest of the file
+    /// then streams in one request into a few chunks of memory (see `RemoteReader`).
     public var maximumReadAhead: Int
     /// How long a rename waits for the moved file's pending upload.
     public var uploadWaitForRename: Duration

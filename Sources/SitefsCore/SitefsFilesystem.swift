@@ -122,7 +122,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         let queries = SyncEngine.MountQueries(folderChain: { [weak self] folder in self?.folderChain(of: folder) },
                                               openCopyBase: { [weak self] identifier in self?.openCopyBase(identifier) },
                                               lockTakeSettled: { [weak self] identifier in
-                                                  self?.editingLocks.waitWhileTaking(identifier, upTo: configuration.namespaceWait)
+                                                  guard let locks = self?.editingLocks else { return false }
+                                                  locks.waitWhileTaking(identifier, upTo: configuration.namespaceWait)
+                                                  return locks.holdsOrTakes(identifier)
                                               })
         sync.start(asking: queries, restoring: { restored in
             content.removeLeftovers(keeping: restored.stagedPaths, copies: restorePinnedCopies())

@@ -116,12 +116,13 @@ public final class SyncEngine: @unchecked Sendable {
         /// place builds on it.
         public var openCopyBase: @Sendable (ItemIdentifier) -> String?
         /// Returns once no lock for editing is being taken on the server file (bounded): a
-        /// save of it is about to be sent, and must carry the lock's token.
-        public var lockTakeSettled: @Sendable (ItemIdentifier) -> Void
+        /// save of it is about to be sent, and must carry the lock's token. Then whether this
+        /// mount holds or takes one on it (a 423 met then was this mount's own lock).
+        public var lockTakeSettled: @Sendable (ItemIdentifier) -> Bool
 
         public init(folderChain: @escaping @Sendable (ItemIdentifier) -> FolderChain?,
                     openCopyBase: @escaping @Sendable (ItemIdentifier) -> String?,
-                    lockTakeSettled: @escaping @Sendable (ItemIdentifier) -> Void = { _ in }) {
+                    lockTakeSettled: @escaping @Sendable (ItemIdentifier) -> Bool = { _ in false }) {
             self.folderChain = folderChain
             self.openCopyBase = openCopyBase
             self.lockTakeSettled = lockTakeSettled

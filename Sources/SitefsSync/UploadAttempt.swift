@@ -16,10 +16,11 @@ extension Uploader {
     /// together with the last check for a time set meanwhile, so none is lost.
     func attempt(_ job: Job) -> Outcome {
         if job.createsFile { return applyingModificationTime(create(job)) }
-        beforeSendingSave?(job.identifier)
+        _ = beforeSendingSave?(job.identifier)
         let progress = progressCounter(for: job)
         var job = job
         var sawOwnEarlierSave = false
+        var triesPastOwnLock = 0
         while true {
             let outcome: Outcome
             switch retrying(job, { () throws(ProviderError) -> ProviderItem in
@@ -49,6 +50,13 @@ extension Uploader {
                     continue
                 }
                 outcome = saveAsConflict(job, current: current)
+            case .failure(.locked(let holder))
+                where triesPastOwnLock < 3 && (holder?.heldHere == true || beforeSendingSave?(job.identifier) == true):
+                // This mount's own lock, taken while the save was on its way (a program opened
+                // the file for writing just then): sent again, now with its token.
+                logger.debug("upload \(job.name): met this mount's own lock; sending it again")
+                triesPastOwnLock += 1
+                continue
             case .failure(.locked(let holder)):
                 // Someone else is editing it: their version keeps the name, this edit goes
                 // beside it as a conflict copy, as for a 412 (the server's item names them).

@@ -42,7 +42,7 @@ final class Uploader: @unchecked Sendable {
     public var onOperationOutcome: (@Sendable (OperationOutcome) -> Void)?
     /// Set once by the engine before any upload starts: called, with no lock held, before a
     /// save of a server file is sent (see `SyncEngine.MountQueries.lockTakeSettled`).
-    public var beforeSendingSave: (@Sendable (ItemIdentifier) -> Void)?
+    public var beforeSendingSave: (@Sendable (ItemIdentifier) -> Bool)?
     /// Set once by the engine before any work starts: the journal cannot be written (called
     /// once as the trouble starts, off the uploader's lock), or can again (nil).
     public var onJournalTrouble: (@Sendable (String?) -> Void)?
