@@ -144,7 +144,7 @@ struct ScenarioTests {
 
     @Test(arguments: backends)
     func aSaveSurvivesKillDashNineAndARemount(_ backend: ScenarioBackend) throws {
-        let mount = try ScenarioMount(backend, extraMountArguments: ["--write-back-delay", "30"])
+        let mount = try ScenarioMount(backend, extraMountArguments: ["--write-back-delay", "30", "--new-file-delay", "30"])
         defer { mount.tearDown() }
         #expect(try mount.shell("echo 'saved before the crash' > 'Harbour Tower/minutes.txt' && sync").status == 0)
         mount.killDaemon()
