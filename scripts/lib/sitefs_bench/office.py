@@ -23,7 +23,7 @@ import zipfile
 from pathlib import Path
 
 from . import procs
-from .measure import BenchFailure, Samples, log, median
+from .measure import MEASURED_UMASK, BenchFailure, Samples, log, median
 
 HELPER = Path(__file__).with_name("office_save.py")
 PYTHON = "/usr/bin/python3"
@@ -48,7 +48,8 @@ class Office:
 
     def __init__(self, profile):
         self.process = subprocess.Popen([PYTHON, str(HELPER), str(profile)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True,
+                                        umask=MEASURED_UMASK)
         self.buffer = b""
         try:
             ready = self.line(START_TIMEOUT)
