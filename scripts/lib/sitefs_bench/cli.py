@@ -24,9 +24,9 @@ USAGE = """Options of a run are environment variables:
                            documents, 10 requests a query)
   SITEFS_BENCH_MB          size of the server upload case in MiB (default 1024; quick 128)
   SITEFS_BENCH_CASES       only these cases, space-separated (default all): upload ls-small
-                           ls-empty stat head read write create-rm sed rename edit pin-small
-                           pin-large replay remote-change files-window search-vs-find server-load
-                           search (servers of their own:
+                           ls-empty stat head read write create-rm sed rename edit office-save
+                           pin-small pin-large replay remote-change lock-crossing files-window
+                           search-vs-find server-load search (servers of their own:
                            once, after the backends; alone, no seed is made and no backend's
                            turn runs) extract (the same: no seed, no server)
   SITEFS_BENCH_BACKEND     the servers the mount is measured against: all (default: sitefs, then

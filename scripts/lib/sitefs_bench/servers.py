@@ -14,6 +14,7 @@ header from a 0600 file (`world.auth`).
 """
 
 import base64
+import http.client
 import json
 import os
 import pwd
@@ -296,13 +297,17 @@ class SitefsServer(Server):
 
     def children(self, folder):
         """(id, name) of every child, following next_cursor (bounded)."""
+        return [(item["id"], item["name"]) for item in self.children_items(folder)]
+
+    def children_items(self, folder):
+        """Every child as the API gives it (id, name, size, etag ...), following next_cursor (bounded)."""
         result, cursor = [], None
         for _ in range(100000):
             query = {"limit": 1000}
             if cursor:
                 query["cursor"] = cursor
             page = self.request("GET", f"/v1/items/{folder}/children?{urllib.parse.urlencode(query)}")
-            result += [(item["id"], item["name"]) for item in page["items"]]
+            result += page["items"]
             cursor = page.get("next_cursor")
             if not cursor:
                 return result
@@ -328,6 +333,15 @@ class SitefsServer(Server):
 
     def size(self, path):
         return self.request("GET", f"/v1/items/{self.id_of(path)}")["size"]
+
+    def versions(self, path):
+        """The etags of the file's stored versions, newest first."""
+        return [version["etag"] for version in self.request("GET", f"/v1/items/{self.id_of(path)}/versions")["versions"]]
+
+    def watch(self, folders):
+        """What the server holds in these folders (paths in the site, existing), kept current
+        from its change feed: see FeedWatch."""
+        return FeedWatch(self, folders)
 
     def read(self, path, length=None):
         headers = {"Range": f"bytes=0-{length - 1}"} if length else None
@@ -406,7 +420,7 @@ class SitefsServer(Server):
         return ['request = "DELETE"'], urls, "204"
 
     def folder_delete_request(self, folder_path):
-        """One DELETE of the folder itself: (curl settings, urls, expected status)."""
+        """The deletion of the folder with everything in it, one request: (curl settings, [url], expected status)."""
         return ['request = "DELETE"'], [f"{self.mount_url}/v1/items/{self.id_of(folder_path)}"], "204"
 
     def file_urls(self, folder_path):
@@ -664,6 +678,10 @@ class ApacheServer(Server):
         with open(self.site_root / path, "rb") as f:
             return f.read(length) if length else f.read()
 
+    def watch(self, folders):
+        """What Apache holds in these folders, read from the served directory: see DiskWatch."""
+        return DiskWatch(self.site_root)
+
     # --- the baselines' requests ----------------------------------------------------------
 
     def propfind(self, url, depth):
@@ -700,6 +718,7 @@ class ApacheServer(Server):
         return ['request = "DELETE"'], [self.url(f"{folder_path}/{name}") for name in self.names(folder_path)], "204"
 
     def folder_delete_request(self, folder_path):
+        """DELETE of the collection (Depth: infinity, WebDAV's only depth for a DELETE)."""
         return ['request = "DELETE"'], [self.url(folder_path, collection=True)], "204"
 
     def file_urls(self, folder_path):
@@ -715,6 +734,152 @@ class ApacheServer(Server):
         return "curl MOVE (Destination)", self.world.curl_auth + [
             "-o", "/dev/null", "-w", "%{http_code}", "-X", "MOVE", "-H", f"Destination: {target}", "-H", "Overwrite: F",
             self.url(path)], "201"
+
+
+# --- what the server holds, watched while a change travels ---------------------------------
+#
+# A change made on the mount is "on the server" once the server would give it to anyone who
+# asks. The cases poll for it from outside the mount, every few milliseconds, through a watch
+# of the folders the change is in: `poll()` brings the watch up to date, then `names(folder)`
+# and `files(folder)` say what the folder holds ({name: File(size, tag)}; None once the folder
+# is gone), `tag` changing whenever the file's content may have, and `read(folder, name,
+# length)` reads a file's content as the server has it. `own_requests`: requests the watch
+# sent the server other than the change feed's (content reads), which an operation's request
+# count leaves out.
+
+
+class File:
+    __slots__ = ("size", "tag")
+
+    def __init__(self, size, tag):
+        self.size, self.tag = size, tag
+
+
+class FeedWatch:
+    """sitefs-server's view of some folders, kept from its change feed: the cursor of "now" is
+    taken first, then the folders are listed (each item as the API gives it), and every
+    `poll()` asks the feed (wait=0, one keep-alive connection) what changed since, which is
+    each changed item as it is now or its deletion, committed. An empty answer is a few
+    hundred bytes, so polling every 5 ms costs the server little even while the watched
+    folder holds thousands of files. `tag` is the item's etag."""
+
+    def __init__(self, server, folders):
+        self.server = server
+        self.own_requests = 0
+        origin = urllib.parse.urlsplit(server.mount_url)
+        self.connection = http.client.HTTPConnection(origin.hostname, origin.port, timeout=60)
+        self.cursor = self.get("/v1/changes")["next_cursor"]
+        self.folders = {path: server.id_of(path) for path in folders}
+        self.watched = set(self.folders.values())
+        self.items = {}  # id -> item: the watched folders' children
+        self.gone = set()  # watched folders deleted since
+        for folder in self.watched:
+            for item in server.children_items(folder):
+                self.items[item["id"]] = item
+
+    def get(self, path, headers=None):
+        """One GET on the watch's connection (opened again once if the server closed it)."""
+        for attempt in (1, 2):
+            try:
+                self.connection.request("GET", path, headers={"Authorization": f"Bearer {self.server.token}",
+                                                              **(headers or {})})
+                response = self.connection.getresponse()
+                body = response.read()
+                break
+            except (http.client.HTTPException, ConnectionError):
+                self.connection.close()
+                if attempt == 2:
+                    raise
+        if response.status not in (200, 206):
+            raise BenchFailure(f"HTTP {response.status} for GET {path}: {body[:300]!r}")
+        return body if path.endswith("/content") else json.loads(body)
+
+    def poll(self):
+        for _ in range(100000):
+            page = self.get(f"/v1/changes?cursor={urllib.parse.quote(self.cursor, safe='')}")
+            for change in page["changes"]:
+                item = change.get("item")
+                if item is None:
+                    self.items.pop(change["deleted"], None)
+                    if change["deleted"] in self.watched:
+                        self.gone.add(change["deleted"])
+                elif item["parent_id"] in self.watched:
+                    self.items[item["id"]] = item
+                else:
+                    self.items.pop(item["id"], None)  # moved out, or not ours
+            self.cursor = page["next_cursor"]
+            if not page["has_more"]:
+                return
+        raise BenchFailure("the change feed does not end")
+
+    def children(self, folder):
+        identifier = self.folders[folder]
+        if identifier in self.gone:
+            return None
+        return {item["name"]: item for item in self.items.values() if item["parent_id"] == identifier}
+
+    def names(self, folder):
+        children = self.children(folder)
+        return None if children is None else set(children)
+
+    def files(self, folder):
+        children = self.children(folder)
+        return None if children is None else {name: File(item["size"], item["etag"]) for name, item in children.items()}
+
+    def read(self, folder, name, length=None):
+        item = self.children(folder)[name]
+        self.own_requests += 1
+        return self.get(f"/v1/items/{item['id']}/content", {"Range": f"bytes=0-{length - 1}"} if length else None)
+
+    def close(self):
+        self.connection.close()
+
+
+class DiskWatch:
+    """Apache's view of some folders: the served directory itself. mod_dav_fs writes a PUT's
+    body to a temporary file beside the target (`.davfs.tmp...`, left out here) and renames
+    it over the target when the body is complete, so a name shows once its content is whole.
+    `tag` is (inode, mtime_ns, size)."""
+    own_requests = 0
+
+    def __init__(self, root):
+        self.root = root
+
+    def poll(self):
+        pass
+
+    @staticmethod
+    def ours(name):
+        return name != ".DAV" and not name.startswith(".davfs.tmp")
+
+    def names(self, folder):
+        try:
+            return {name for name in os.listdir(self.root / folder) if self.ours(name)}
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def files(self, folder):
+        try:
+            entries = list(os.scandir(self.root / folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        found = {}
+        for entry in entries:
+            if not self.ours(entry.name):
+                continue
+            try:
+                status = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            found[entry.name] = File(status.st_size, (status.st_ino, status.st_mtime_ns, status.st_size))
+        return found
+
+    def read(self, folder, name, length=None):
+        with open(self.root / folder / name, "rb") as f:
+            return f.read(length) if length else f.read()
+
+    def close(self):
+        pass
 
 
 SERVERS = {"sitefs": SitefsServer, "apache": ApacheServer}

@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
-             "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window", "search-vs-find",
-             "server-load", "extract", "search"]
+             "office-save", "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window",
+             "search-vs-find", "server-load", "extract", "search"]
 # The cases that need neither the seed nor a backend's server: they run once per run, after
 # the backends. server-load and search: sitefs-server on servers of its own, only when the
 # sitefs backend is among the backends (under a load tool; over synthetic documents).

@@ -86,9 +86,11 @@ class World:
         s = self.s
         log(f"seeding: {s.n_small} small files, {s.n_empty} empty files, a {s.big_mb} MiB file, documents, "
             f"{s.n_photos} pictures and documents")
-        for name in ("small", "empty", "big", "docs", "write", "scratch", "curl", "photos"):
+        for name in ("small", "empty", "big", "docs", "write", "scratch", "curl", "photos", "office"):
             (self.seed / name).mkdir(parents=True)
         make_photos(self.seed / "photos", s.n_photos)
+        # The office-save case's document, which LibreOffice opens and saves.
+        odt_document(self.seed / "office" / "minutes.odt", "Minutes of the bench's site meeting", 7)
         for i in range(s.n_small):
             (self.seed / "small" / f"f{i:05d}.txt").write_text(f"small file {i} of the bench\n")
         for i in range(1, s.n_empty + 1):
@@ -147,13 +149,15 @@ class World:
         return path
 
     @contextmanager
-    def operation(self, samples):
+    def operation(self, samples, watch=None):
         """Around one operation on the mount: its daemon CPU, peak RSS and server requests
-        go to `samples`."""
+        go to `samples`. `watch`: the server watch polled meanwhile, whose own requests
+        (content reads) are not the operation's."""
         cpu, offset = procs.cpu_seconds(self.daemon_pid), self.server.log_offset()
+        own = watch.own_requests if watch else 0
         yield
         samples.cpu.append(procs.cpu_seconds(self.daemon_pid) - cpu)
-        samples.requests.append(self.server.requests_since(offset))
+        samples.requests.append(self.server.requests_since(offset) - ((watch.own_requests - own) if watch else 0))
         samples.peak_kib.append(procs.status_kib(self.daemon_pid, "VmHWM"))
 
     # --- the mount ------------------------------------------------------------------------
