@@ -146,7 +146,7 @@ extension Uploader {
     /// removed before it is sent, and is tried again after a wait, or at once when the server
     /// is back (`serverReachableAgain`).
     ///
-    /// Returns the outcomes (an rmdir's first, then those of the deletes it carried), or none
+    /// Returns the outcomes (those of the deletes an rmdir carried first, then its own), or none
     /// when the operation went back to the queue.
     func attemptOperation(_ operation: NamespaceOperation) -> [OperationOutcome] {
         var outcomes: [OperationOutcome]
