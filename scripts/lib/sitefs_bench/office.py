@@ -201,9 +201,12 @@ def office_save(world, rec):
             office.ask("close", "closed")
             subprocess.run(world.sync_command() + ["--timeout", str(t)], check=True, timeout=t + 30,
                            stdout=subprocess.DEVNULL)
-            held = server.read(f"{FOLDER}/{NAME}")
-            if held != mounted.read_bytes():
-                raise BenchFailure(f"the server's {FOLDER}/{NAME} is not what LibreOffice saved on the mount")
+            held, saved_bytes = server.read(f"{FOLDER}/{NAME}"), mounted.read_bytes()
+            if held != saved_bytes:
+                raise BenchFailure(f"after close and sitefs sync, the server's {FOLDER}/{NAME} ({len(held)} bytes, "
+                                   f"run {run}'s line {'in' if marker.encode() in document_text(held) else 'not in'} it) "
+                                   f"is not what the mount holds ({len(saved_bytes)} bytes, the line "
+                                   f"{'in' if marker.encode() in document_text(saved_bytes) else 'not in'} it)")
             if marker.encode() not in document_text(held):
                 raise BenchFailure(f"the server's {FOLDER}/{NAME} does not have run {run}'s change")
             if versions is not None:
