@@ -53,9 +53,13 @@ struct OperationQueue {
     /// `NamespaceOperation.absorbed`); returns how many.
     mutating func absorbDeletes(into rmdir: inout NamespaceOperation) -> Int {
         let folder = rmdir.identifier
-        let taken = queued.filter { $0.kind == .deleteFile && $0.parent == folder && $0.absorbed.isEmpty }
+        var taken: [NamespaceOperation] = []
+        queued.removeAll { operation in  // in order, once each
+            guard operation.kind == .deleteFile, operation.parent == folder else { return false }
+            taken.append(operation)
+            return true
+        }
         guard !taken.isEmpty else { return 0 }
-        queued.removeAll { $0.kind == .deleteFile && $0.parent == folder && $0.absorbed.isEmpty }
         rmdir.absorbed = taken
         lastDeleteQueued[folder] = nil
         return taken.count
@@ -72,7 +76,10 @@ struct OperationQueue {
 
     /// Queued or being sent (carried by an rmdir too).
     func isPending(_ identifier: ItemIdentifier) -> Bool {
-        all.contains { $0.identifier == identifier }
+        let names = { (operation: NamespaceOperation) in
+            operation.identifier == identifier || operation.absorbed.contains { $0.identifier == identifier }
+        }
+        return inFlight.contains(where: names) || queued.contains(where: names)
     }
 
     /// Being sent now.
@@ -82,7 +89,10 @@ struct OperationQueue {
 
     var isIdle: Bool { queued.isEmpty && inFlight.isEmpty }
 
-    var count: Int { all.count }
+    var count: Int {
+        let carried = { (total: Int, operation: NamespaceOperation) in total + 1 + operation.absorbed.count }
+        return inFlight.reduce(0, carried) + queued.reduce(0, carried)
+    }
 
     /// Being sent first, then queued in order; the deletes an rmdir carries before it.
     var all: [NamespaceOperation] { (inFlight + queued).flatMap { $0.absorbed + [$0] } }
