@@ -6,6 +6,9 @@ would drive the application: open a document, edit and store it, close it.
 Prints "ready" once LibreOffice answers, then for each command one answer line:
     open PATH     -> "opened readonly=True|False" (or "error ...")
     edit TEXT     -> "stored" once TEXT is appended to the open text document and stored
+    save TEXT     -> the same, answering "storing" just before XStorable.store() and
+                     "stored SECONDS" once it returns (SECONDS: store()'s own time; the
+                     bench's office-save case, scripts/lib/sitefs_bench/office.py)
     close         -> "closed"
     quit          -> LibreOffice ends, and so does this script
 
@@ -57,6 +60,13 @@ def main():
                     text.insertString(text.getEnd(), argument, False)
                     doc.store()
                     answer("stored")
+                elif command == "save":
+                    text = doc.getText()
+                    text.insertString(text.getEnd(), argument, False)
+                    answer("storing")
+                    started = time.perf_counter()
+                    doc.store()
+                    answer("stored %.6f" % (time.perf_counter() - started))
                 elif command == "close":
                     doc.close(True); doc = None
                     answer("closed")

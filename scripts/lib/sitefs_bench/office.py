@@ -1,7 +1,7 @@
 """office-save: LibreOffice's save of a document on the mount, until the server has it.
 
-A headless LibreOffice (office_save.py, over UNO) opens office/minutes.odt from the mount
-(a text document of the seed), appends a line of the run's own and calls store(). Timed:
+A headless LibreOffice (the mount tests' office_session.py, over UNO) opens
+office/minutes.odt from the mount (a text document of the seed), appends a line of the run's own and calls store(). Timed:
 store() itself (measured around the call by the helper), and from store()'s start until the
 server has the saved document, polled from outside the mount every 5 ms without `sitefs
 sync`: the file changed (sitefs-server: a new etag in its change feed; Apache: a new file in
@@ -25,7 +25,8 @@ from pathlib import Path
 from . import procs
 from .measure import MEASURED_UMASK, BenchFailure, Samples, log, median
 
-HELPER = Path(__file__).with_name("office_save.py")
+# The mount tests' LibreOffice driver, which has the `save` command this case times.
+HELPER = Path(__file__).resolve().parents[3] / "Tests" / "SitefsMountTests" / "Support" / "office_session.py"
 PYTHON = "/usr/bin/python3"
 FOLDER, NAME = "office", "minutes.odt"
 # LibreOffice's first start makes its profile: tens of seconds on a busy 2-core machine.
