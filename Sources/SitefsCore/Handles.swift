@@ -21,12 +21,12 @@ final class DirectoryHandle: Sendable {
     let folder: ItemIdentifier?
     let snapshot: Mutex<Snapshot>
     /// Where the pages not in the snapshot yet come from.
-    let pages: PageReadAhead
+    let pages: ListingPages
     /// For a folder enumerated from the server: its pages become the cached listing once
     /// complete, with the folder's changes meanwhile applied (ServerRead).
     let fetch: ServerRead?
 
-    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: PageReadAhead, fetch: ServerRead?) {
+    init(folder: ItemIdentifier?, snapshot: Snapshot, pages: ListingPages, fetch: ServerRead?) {
         self.folder = folder
         self.snapshot = Mutex(snapshot)
         self.pages = pages

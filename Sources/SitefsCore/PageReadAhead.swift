@@ -5,46 +5,57 @@ import SystemPackage
 /// One server page of a folder's listing, its items already in the cache.
 typealias FetchedPage = (names: [String], identifiers: [ItemIdentifier], next: PageToken?)
 
-/// The pages of one folder's listing, each next page fetched in the background as soon as
-/// the page before it arrives.
+/// The pages of one folder's listing, each next page requested in the background as soon as
+/// the page before it has come from the server.
 ///
 /// Listing a big folder is a chain: the next page's cursor is only known once a page has
 /// come. Fetched on demand, the server's work on page n+1 waits until the kernel has read
-/// every entry of page n and the daemon has decoded and cached it. Fetched ahead, the two
-/// overlap: cold `ls -l` of 10,000 files went from about 0.42 s to about 0.36 s on a 2-core
-/// machine (see scripts/bench). At most one page is fetched ahead per listing, so a reader
-/// that stops early (`ls | head`) costs one page more than it read.
-final class PageReadAhead: @unchecked Sendable {
-    typealias Fetch = @Sendable (PageToken?) throws(Errno) -> FetchedPage
+/// every entry of page n and the daemon has cached it. So a page is got in two steps: the
+/// request (`Request`: the server's answer, decoded) and the store (`Store`: into the item
+/// cache, on the reader's thread). The request for page n+1 goes out the moment page n's
+/// answer is in, before page n is stored, and the chain runs at the server's pace while the
+/// reader stores and reads what came. At most one page is requested ahead per listing, so a
+/// reader that stops early (`ls | head`) costs one page more than it read.
+///
+/// `Requested` is the answer of one request; one nobody stores is dropped, and its deinit
+/// is where what it holds is let go (see `RequestedPage`).
+final class PageReadAhead<Requested: Sendable>: @unchecked Sendable {
+    typealias Request = @Sendable (PageToken?) throws(Errno) -> Requested
+    typealias Store = @Sendable (Requested) -> FetchedPage
+    typealias NextToken = @Sendable (Requested) -> PageToken?
 
-    /// A backstop only: the fetch itself is bounded by the HTTP client's timeouts. Past it
-    /// the reader stops waiting and fetches the page itself.
-    static let longestWait: Duration = .seconds(180)
+    /// A backstop only: the request itself is bounded by the HTTP client's timeouts. Past it
+    /// the reader stops waiting and requests the page itself.
+    static var longestWait: Duration { .seconds(180) }
 
-    private let fetch: Fetch
+    private let request: Request
+    private let store: Store
+    private let nextToken: NextToken
+    /// Guards `ahead`. A leaf: requests and stores run with it released.
     private let condition = NSCondition()
-    /// The page being fetched ahead (the one after `token`), and its result once known.
-    /// Guarded by `condition`.
-    private var ahead: (token: PageToken, result: Result<FetchedPage, Errno>?)?
+    /// The page being requested ahead (the one after `token`), and its answer once known.
+    private var ahead: (token: PageToken, result: Result<Requested, Errno>?)?
 
-    init(fetch: @escaping Fetch) {
-        self.fetch = fetch
+    init(request: @escaping Request, store: @escaping Store, nextToken: @escaping NextToken) {
+        self.request = request
+        self.store = store
+        self.nextToken = nextToken
     }
 
-    /// The page after `token` (the first page for nil): the one fetched ahead when it is
-    /// that page and its fetch succeeded, otherwise fetched now on the calling thread, so
-    /// a failure is reported by the request that needs the page. Starts fetching the page
-    /// after it.
+    /// The page after `token` (the first page for nil), stored: the one requested ahead when
+    /// it is that page and its request succeeded, otherwise requested now on the calling
+    /// thread, so a failure is reported by the request that needs the page. The request for
+    /// the page after it starts before this one is stored.
     func page(after token: PageToken?) throws(Errno) -> FetchedPage {
-        let page: FetchedPage
-        if let token, let fetched = takeFetchedAhead(token) { page = fetched } else { page = try fetch(token) }
-        if let next = page.next { startFetching(after: next) }
-        return page
+        let requested: Requested
+        if let token, let answered = takeRequestedAhead(token) { requested = answered } else { requested = try request(token) }
+        if let next = nextToken(requested) { startRequesting(after: next) }
+        return store(requested)
     }
 
-    /// Waits for the page fetched ahead after `token` and takes it; nil when none is being
-    /// fetched for that token, its fetch failed, or it took longer than `longestWait`.
-    private func takeFetchedAhead(_ token: PageToken) -> FetchedPage? {
+    /// Waits for the page requested ahead after `token` and takes it; nil when none is being
+    /// requested for that token, its request failed, or it took longer than `longestWait`.
+    private func takeRequestedAhead(_ token: PageToken) -> Requested? {
         let deadline = Date.now.addingTimeInterval(Double(Self.longestWait.components.seconds))
         condition.lock()
         defer { condition.unlock() }
@@ -56,15 +67,15 @@ final class PageReadAhead: @unchecked Sendable {
         return try? result.get()
     }
 
-    private func startFetching(after token: PageToken) {
+    private func startRequesting(after token: PageToken) {
         condition.lock()
         defer { condition.unlock() }
         // Another reader of the same listing may have started it already.
         guard ahead?.token != token else { return }
-        ahead = (token, nil)
+        ahead = (token, nil)  // an answer not taken is dropped here
         let thread = Thread { [self] in
-            let result: Result<FetchedPage, Errno>
-            do throws(Errno) { result = .success(try fetch(token)) } catch { result = .failure(error) }
+            let result: Result<Requested, Errno>
+            do throws(Errno) { result = .success(try request(token)) } catch { result = .failure(error) }
             condition.lock()
             if ahead?.token == token { ahead?.result = result }
             condition.broadcast()

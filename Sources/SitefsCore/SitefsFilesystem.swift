@@ -305,33 +305,6 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
         }
     }
 
-    /// The pages of a folder's listing (or of the sites), each next one fetched ahead.
-    func pageReadAhead(of folder: ItemIdentifier?) -> PageReadAhead {
-        PageReadAhead { [self] token throws(Errno) in try fetchPage(of: folder, after: token) }
-    }
-
-    /// One server page of a folder (or of the sites), its items stored in the cache.
-    func fetchPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> FetchedPage {
-        let read = cache.beginRead()
-        defer { cache.endRead(read) }
-        do throws(ProviderError) {
-            let page: Page
-            if let folder {
-                page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
-            } else {
-                page = try backend.sites(after: token, limit: configuration.pageSize)
-            }
-            for reason in page.refused {
-                logger.warning("list \(folder?.description.debugDescription ?? "sites"): an entry is left out: \(reason)")
-            }
-            let items = sync.view(page: page.items, of: folder)
-            cache.store(items, asOf: read)
-            return (items.map(\.name), items.map(\.identifier), page.next)
-        } catch {
-            throw handle(error, "list \(folder?.description ?? "sites")", dropping: folder)
-        }
-    }
-
     /// The child of `parent` named `name`, or ENOENT.
     func child(named name: String, of parent: InodeNumber) throws(Errno) -> ProviderItem {
         let folder = parent == .root ? nil : try identifier(of: parent)

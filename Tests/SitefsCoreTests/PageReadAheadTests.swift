@@ -1,0 +1,105 @@
+import Foundation
+import SitefsProvider
+import Synchronization
+import SystemPackage
+import Testing
+@testable import SitefsCore
+
+/// The listing's page chain: the next page's request goes out before the page that named it
+/// is stored, and an answer nobody takes is let go.
+@Suite struct PageReadAheadTests {
+    /// Page numbers, in the order noted.
+    final class Numbers: Sendable {
+        private let numbers = Mutex<[Int]>([])
+        func note(_ number: Int) { numbers.withLock { $0.append(number) } }
+        var all: [Int] { numbers.withLock { $0 } }
+    }
+
+    /// A server answer of page `number` of `count`, noting in `released` when let go.
+    final class Answer: Sendable {
+        let number: Int
+        let count: Int
+        let released: Numbers?
+
+        init(_ number: Int, of count: Int, released: Numbers? = nil) {
+            self.number = number
+            self.count = count
+            self.released = released
+        }
+
+        var next: PageToken? { number < count ? PageToken(String(number + 1)) : nil }
+
+        deinit { released?.note(number) }
+    }
+
+    private static func number(_ token: PageToken?) -> Int { token.flatMap { Int($0.rawValue) } ?? 1 }
+
+    private static func page(_ answer: Answer) -> FetchedPage {
+        (["f\(answer.number)"], [ItemIdentifier(site: "s", id: String(answer.number))], answer.next)
+    }
+
+    @Test func theNextPageIsRequestedBeforeThisOneIsStored() throws {
+        let nextRequested = DispatchSemaphore(value: 0)
+        let storedBeforeNextRequest = Numbers()
+        let pages = PageReadAhead<Answer>(
+            request: { token in
+                if token != nil { nextRequested.signal() }
+                return Answer(Self.number(token), of: 3)
+            },
+            store: { answer in
+                // Storing page n waits until the request of page n+1 is on its way; were
+                // the two one after the other, it would wait in vain.
+                if answer.next != nil, nextRequested.wait(timeout: .now() + 10) == .timedOut {
+                    storedBeforeNextRequest.note(answer.number)
+                }
+                return Self.page(answer)
+            },
+            nextToken: { $0.next })
+        var names: [String] = []
+        var token: PageToken?
+        repeat {
+            let page = try pages.page(after: token)
+            names += page.names
+            token = page.next
+        } while token != nil
+        #expect(names == ["f1", "f2", "f3"])
+        #expect(storedBeforeNextRequest.all.isEmpty, "stored before the next request started")
+    }
+
+    @Test func anAnswerNobodyTakesIsLetGo() throws {
+        let released = Numbers()
+        let answered = DispatchSemaphore(value: 0)
+        var pages: PageReadAhead<Answer>? = PageReadAhead<Answer>(
+            request: { token in
+                defer { if token != nil { answered.signal() } }
+                return Answer(Self.number(token), of: 5, released: released)
+            },
+            store: { Self.page($0) },
+            nextToken: { $0.next })
+        let first = try #require(pages).page(after: nil)  // like `ls | head`: one page, then close
+        #expect(first.names == ["f1"])
+        #expect(answered.wait(timeout: .now() + 10) == .success, "page 2 was not requested ahead")
+        pages = nil
+        // The thread that requested page 2 lets go of the reader's chain when it ends.
+        let deadline = Date.now.addingTimeInterval(10)
+        while !released.all.contains(2), Date.now < deadline { usleep(1000) }
+        #expect(released.all.sorted() == [1, 2])
+    }
+
+    @Test func aFailedRequestAheadIsMadeAgainByTheReader() throws {
+        let attempts = Numbers()
+        let pages = PageReadAhead<Answer>(
+            request: { (token: PageToken?) throws(Errno) -> Answer in
+                let number = Self.number(token)
+                attempts.note(number)
+                if number == 2, attempts.all.filter({ $0 == 2 }).count == 1 { throw .ioError }
+                return Answer(number, of: 2)
+            },
+            store: { Self.page($0) },
+            nextToken: { $0.next })
+        let first = try pages.page(after: nil)
+        let second = try pages.page(after: first.next)
+        #expect(second.names == ["f2"])
+        #expect(attempts.all == [1, 2, 2])
+    }
+}
