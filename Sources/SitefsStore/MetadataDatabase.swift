@@ -144,12 +144,10 @@ public final class MetadataDatabase: Sendable {
 
     public func appendEntry(_ child: ItemIdentifier, named name: String, to folder: ItemIdentifier) {
         enqueue { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO listings SELECT ?, ?, COALESCE(MAX(position), -1) + 1, ?, ?
-                    FROM listings WHERE folder_site = ? AND folder_id = ?
-                    """,
-                arguments: [folder.site, folder.id, name, child.id, folder.site, folder.id])
+            try db.cachedStatement(sql: """
+                INSERT INTO listings SELECT ?, ?, COALESCE(MAX(position), -1) + 1, ?, ?
+                FROM listings WHERE folder_site = ? AND folder_id = ?
+                """).execute(arguments: [folder.site, folder.id, name, child.id, folder.site, folder.id])
         }
     }
 

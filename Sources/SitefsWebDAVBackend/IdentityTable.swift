@@ -192,21 +192,22 @@ public final class IdentityTable: Sendable {
     /// made, or removed since).
     public func location(of node: Node) throws -> Location? {
         guard node != Self.root else { return Location(components: [], isCollection: true, site: Self.root, parent: Self.root) }
+        // Asked for every request the mount makes: the statement is compiled once, and the
+        // node's own row (depth 0, last) says whether it is a collection.
         return try queue.inDatabase { db in
-            let rows = try Row.fetchAll(db, sql: """
-                WITH RECURSIVE up(id, parent, name, depth) AS (
-                    SELECT id, parent, name, 0 FROM nodes WHERE id = ?
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                WITH RECURSIVE up(id, parent, name, is_collection, depth) AS (
+                    SELECT id, parent, name, is_collection, 0 FROM nodes WHERE id = ?
                     UNION ALL
-                    SELECT nodes.id, nodes.parent, nodes.name, up.depth + 1 FROM nodes JOIN up ON nodes.id = up.parent
+                    SELECT nodes.id, nodes.parent, nodes.name, nodes.is_collection, up.depth + 1 FROM nodes JOIN up ON nodes.id = up.parent
                     WHERE up.depth < ?
                 )
-                SELECT id, parent, name FROM up ORDER BY depth DESC
-                """, arguments: [node, Self.maximumDepth])
+                SELECT id, parent, name, is_collection FROM up ORDER BY depth DESC
+                """), arguments: [node, Self.maximumDepth])
             // A chain that does not end at the root belongs to a removed folder.
-            guard let top = rows.first, top["parent"] as Node == Self.root else { return nil }
-            let collection = try Bool.fetchOne(db.cachedStatement(sql: "SELECT is_collection FROM nodes WHERE id = ?"), arguments: [node]) ?? false
-            return Location(components: rows.map { $0["name"] as String }, isCollection: collection, site: top["id"],
-                            parent: rows.last!["parent"])
+            guard let top = rows.first, top["parent"] as Node == Self.root, let own = rows.last else { return nil }
+            return Location(components: rows.map { $0["name"] as String }, isCollection: own["is_collection"] as Bool? ?? false,
+                            site: top["id"], parent: own["parent"])
         }
     }
 
