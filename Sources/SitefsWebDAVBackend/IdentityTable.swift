@@ -68,11 +68,15 @@ public final class IdentityTable: Sendable {
         public var fileID: String?
         /// The server's version of it, to find a modification time kept for that version.
         public var version: String?
-        public init(name: String, isCollection: Bool, fileID: String? = nil, version: String? = nil) {
+        /// A modification time to keep for `version` from now on (see `keep(modified:of:version:)`):
+        /// an upload's time the server did not store, written with the sighting in one commit.
+        public var keepModified: Int64?
+        public init(name: String, isCollection: Bool, fileID: String? = nil, version: String? = nil, keepModified: Int64? = nil) {
             self.name = name
             self.isCollection = isCollection
             self.fileID = fileID
             self.version = version
+            self.keepModified = keepModified
         }
     }
 
@@ -112,6 +116,17 @@ public final class IdentityTable: Sendable {
     }
 
     private static func resolved(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
+        var resolved = try found(sighting, in: parent, db)
+        if let keep = sighting.keepModified, let version = sighting.version {
+            try db.cachedStatement(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?").execute(
+                           arguments: [keep, version, resolved.node])
+            resolved.keptModified = keep
+        }
+        return resolved
+    }
+
+    /// The sighting's node as the table has it (made when new), with what is kept for it.
+    private static func found(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
         // Columns by position (this runs once per listed entry): id, file_id, is_collection,
         // kept_modified, kept_for_version, kept_mode.
         let here = try Row.fetchOne(db.cachedStatement(sql: """

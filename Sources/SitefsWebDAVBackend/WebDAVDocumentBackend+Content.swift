@@ -111,8 +111,8 @@ extension WebDAVDocumentBackend {
             if response.status >= 500, try !exists(parentLocation) { throw .notFound }
             throw WebDAVTransport.error(for: response, "PUT \(name)")
         }
-        let node = try table { try identities.node(for: .init(name: name, isCollection: false), in: parentNode) }
-        return try uploaded(node, at: target, response: response, modified: modified)
+        // Its node is made by the sighting of what the PUT made (one commit for both).
+        return try uploaded(nil, at: target, response: response, modified: modified)
     }
 
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
@@ -156,17 +156,11 @@ extension WebDAVDocumentBackend {
     }
 
     /// The item an upload made, as the server describes it now; a modification time the
-    /// server did not take is kept here for that version.
-    private func uploaded(_ node: IdentityTable.Node, at location: IdentityTable.Location, response: HTTPResponse,
+    /// server did not take is kept here for that version. `node` nil: a file just created.
+    private func uploaded(_ node: IdentityTable.Node?, at location: IdentityTable.Location, response: HTTPResponse,
                           modified: Timestamp?) throws(ProviderError) -> ProviderItem {
-        var item = try freshItem(node, at: location)
-        if let modified, response.headers["X-OC-MTime"]?.lowercased() != "accepted",
-           item.modified.timespecParts.seconds != modified.timespecParts.seconds || modified.microseconds % 1_000_000 != 0 {
-            try table { try identities.keep(modified: modified.microseconds, of: node, version: item.version) }
-            item.modified = modified
-            item.created = modified
-        }
-        return item
+        let taken = response.headers["X-OC-MTime"]?.lowercased() == "accepted"
+        return try fresh(node, at: location, keeping: taken ? nil : modified).item
     }
 
     /// Whether the server has anything at `location` (a file or a collection), asked with a

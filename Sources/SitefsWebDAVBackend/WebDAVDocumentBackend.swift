@@ -74,7 +74,12 @@ public final class WebDAVDocumentBackend: DocumentBackend {
 
     /// The item at `node` as the server has it now, and whether the server marked its tag
     /// weak (which `If-Match` never matches).
-    func fresh(_ node: IdentityTable.Node, at location: IdentityTable.Location) throws(ProviderError) -> (item: ProviderItem, weakTag: Bool) {
+    ///
+    /// `node` nil: whatever node the name resolves to (made now for a file just created).
+    /// `keeping`: an upload's modification time, kept for the version found when the server
+    /// shows another time (it could not store it), in the same commit as the sighting.
+    func fresh(_ node: IdentityTable.Node?, at location: IdentityTable.Location,
+               keeping modified: Timestamp? = nil) throws(ProviderError) -> (item: ProviderItem, weakTag: Bool) {
         let operation = "PROPFIND \(location.components.last ?? "/")"
         let entry: WebDAVEntry?
         do throws(WebDAVListingError) {
@@ -85,11 +90,16 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         }
         guard let entry else { throw .notFound }
         let facts = WebDAVItems.Facts(entry.properties)
-        let resolved = try table { try identities.nodes(for: [sighting(of: entry, facts)], in: location.parent) }[0]
+        var seen = sighting(of: entry, facts)
+        if let modified, facts.seconds != modified.timespecParts.seconds || modified.microseconds % 1_000_000 != 0 {
+            seen.keepModified = modified.microseconds
+        }
+        let resolved = try table { try identities.nodes(for: [seen], in: location.parent) }[0]
         // Another item has the name now (the server's file id says so): this one is gone.
-        guard resolved.node == node else { throw .notFound }
+        if let node, resolved.node != node { throw .notFound }
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
-        let placement = WebDAVItems.Placement(node: node, site: location.site, parent: parent, keptModified: resolved.keptModified)
+        let placement = WebDAVItems.Placement(node: resolved.node, site: location.site, parent: parent,
+                                              keptModified: resolved.keptModified)
         observe(entry)
         let item = try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement, lock: shownLock(entry.properties.locks))
         return (shown(item, named: entry.name, keptMode: resolved.keptMode, facts), EntityTag.isWeak(entry.properties.etag))
