@@ -19,8 +19,12 @@ public struct ContentDirectory: Sendable {
     /// Deletes what is done with off the caller's path (see BackgroundUnlinker).
     public let unlinker = BackgroundUnlinker()
 
+    /// `content` as a path: `copyPath` runs for every file created or opened.
+    private let contentPath: String
+
     public init(cacheDirectory: URL) throws {
         content = cacheDirectory.appendingPathComponent("content", isDirectory: true)
+        contentPath = content.path
         staging = cacheDirectory.appendingPathComponent("staging", isDirectory: true)
         for directory in [content, staging] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
@@ -31,7 +35,7 @@ public struct ContentDirectory: Sendable {
     /// Where an item's local copy lives. Identifiers are hex-encoded: server ids are opaque
     /// and may hold any character.
     public func copyPath(for identifier: ItemIdentifier) -> String {
-        content.appendingPathComponent("\(Self.hex(identifier.site))-\(Self.hex(identifier.id))").path
+        contentPath + "/" + Self.hex(identifier.site) + "-" + Self.hex(identifier.id)
     }
 
     /// Deletes a local copy's file, which must be closed. Its name is free at once, so a new
@@ -143,7 +147,15 @@ public struct ContentDirectory: Sendable {
 
     public static var lastError: String { String(cString: strerror(errno)) }
 
+    /// Two lowercase hex digits per UTF-8 byte.
     private static func hex(_ text: String) -> String {
-        text.utf8.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(text.utf8.count * 2)
+        for byte in text.utf8 {
+            encoded.append(digits[Int(byte >> 4)])
+            encoded.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: encoded, as: UTF8.self)
     }
 }

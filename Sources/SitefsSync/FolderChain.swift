@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SitefsProvider
 
 /// Where a folder stood on the mount when something was saved or made in it: every folder
@@ -56,9 +57,17 @@ public struct FolderChain: Sendable, Equatable {
 
     /// JSON, one `{"id", "name"}` per link: the journal's `folders` column.
     var encoded: String {
+        // Every save journals its folder's chain, and a program writing many files writes
+        // them into one folder: the last chain encoded is kept and compared, not encoded again.
+        if let last = Self.lastEncoded.withLock({ $0 }), last.chain == self { return last.json }
         let stored = links.map { Stored(id: $0.identifier.id, name: $0.name) }
-        return String(decoding: (try? JSONEncoder().encode(stored)) ?? Data("[]".utf8), as: UTF8.self)
+        let json = String(decoding: (try? JSONEncoder().encode(stored)) ?? Data("[]".utf8), as: UTF8.self)
+        Self.lastEncoded.withLock { $0 = (self, json) }
+        return json
     }
+
+    /// The chain `encoded` was last asked for, and its JSON. A leaf lock.
+    private static let lastEncoded = Mutex<(chain: FolderChain, json: String)?>(nil)
 
     /// Read back from the journal; nil for what does not make a chain of `site`.
     init?(encoded: String?, site: String) {

@@ -26,6 +26,16 @@ import Glibc
         return info
     }
 
+    /// A pinned file's copy outlives the daemon and its upgrades: its name must stay the
+    /// identifier's UTF-8 bytes in lowercase hex, site, a dash, then id.
+    @Test func aCopyIsNamedByItsIdentifierInHex() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let path = directory.copyPath(for: ItemIdentifier(site: "S1", id: "é/x\u{7f}\u{0}"))
+        #expect(path == directory.content.path + "/5331-c3a92f787f00")
+    }
+
     @Test func itsAreasArePrivateToTheUser() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
