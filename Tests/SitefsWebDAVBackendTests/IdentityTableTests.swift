@@ -21,6 +21,21 @@ import Testing
         #expect(try table.location(of: site)?.isCollection == true)
     }
 
+    /// A new file's node and the upload time the server did not store are one commit: the
+    /// sighting of what the PUT made carries the time, kept for that version only.
+    @Test func aSightingKeepsTheTimeItCarriesForItsVersion() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let made = try table.nodes(for: [.init(name: "new.txt", isCollection: false, version: "v1", keepModified: 1_234_567)],
+                                   in: site)[0]
+        #expect(made.keptModified == 1_234_567)
+        #expect(try table.keptModified(of: made.node, version: "v1") == 1_234_567)
+        let listed = try table.nodes(for: [.init(name: "new.txt", isCollection: false, version: "v1")], in: site)[0]
+        #expect(listed == made)
+        let changed = try table.nodes(for: [.init(name: "new.txt", isCollection: false, version: "v2")], in: site)[0]
+        #expect(changed.node == made.node && changed.keptModified == nil)
+    }
+
     @Test func namesAreComparedAsBytes() throws {
         let table = try IdentityTable(path: nil)
         let composed = try table.node(for: sighting("caf\u{e9}"), in: IdentityTable.root)
