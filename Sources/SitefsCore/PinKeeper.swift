@@ -128,6 +128,10 @@ final class PinKeeper: @unchecked Sendable {
             status.pinned = filesystem.sync.pins.pinned.map(filesystem.displayPath(of:)).sorted()
             status.files = set.files.count
             status.bytes = set.bytes
+            // Counted again below, of this set: the last pass's count may exceed it (pinned
+            // files deleted since), and a set now empty is never walked to count it down.
+            status.localFiles = 0
+            status.localBytes = 0
             status.problem = nil
             status.budget = limit
         }

@@ -74,6 +74,20 @@ import Testing
         #expect(try harness.readAll(harness.lookup(plansInode, "c.txt").attributes.inode) == Array("plan c".utf8))
     }
 
+    /// `sitefs sync --pinned` waits for "every pinned file local": once the pinned folder's
+    /// files are deleted, that is none of none, not the last count of two.
+    @Test func aPinnedFolderEmptiedIsCountedAsAllLocal() throws {
+        let (harness, _, plansInode) = try harness()
+        defer { harness.remove(); harness.filesystem.unmounting() }
+        _ = try harness.control(plansInode, "user.sitefs.control.pin")
+        #expect(harness.pinnedFilesLocal(2))
+        try harness.unlink(plansInode, "a.txt")
+        try harness.unlink(plansInode, "b.txt")
+        #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
+        harness.filesystem.pollChangeFeedOnce()
+        #expect(harness.pinnedFilesLocal(0))
+    }
+
     @Test func unpinningLetsTheCopiesGo() throws {
         let (harness, siteInode, plansInode) = try harness()
         defer { harness.remove(); harness.filesystem.unmounting() }
