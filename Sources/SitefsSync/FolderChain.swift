@@ -59,11 +59,20 @@ public struct FolderChain: Sendable, Equatable {
     var encoded: String {
         // Every save journals its folder's chain, and a program writing many files writes
         // them into one folder: the last chain encoded is kept and compared, not encoded again.
-        if let last = Self.lastEncoded.withLock({ $0 }), last.chain == self { return last.json }
+        // Compared as bytes: String's == takes "café" in NFC and in NFD for the same name.
+        if let last = Self.lastEncoded.withLock({ $0 }), last.chain.isSameBytes(as: self) { return last.json }
         let stored = links.map { Stored(id: $0.identifier.id, name: $0.name) }
         let json = String(decoding: (try? JSONEncoder().encode(stored)) ?? Data("[]".utf8), as: UTF8.self)
         Self.lastEncoded.withLock { $0 = (self, json) }
         return json
+    }
+
+    /// Every identifier and name the same, byte for byte.
+    private func isSameBytes(as other: FolderChain) -> Bool {
+        links.count == other.links.count && zip(links, other.links).allSatisfy { mine, theirs in
+            mine.name.utf8.elementsEqual(theirs.name.utf8) && mine.identifier.site.utf8.elementsEqual(theirs.identifier.site.utf8)
+                && mine.identifier.id.utf8.elementsEqual(theirs.identifier.id.utf8)
+        }
     }
 
     /// The chain `encoded` was last asked for, and its JSON. A leaf lock.

@@ -19,4 +19,11 @@ import Testing
             #expect(FolderChain(encoded: expected.encoded, site: "S") == expected)
         }
     }
+
+    @Test func namesEqualOnlyAsUnicodeAreEncodedAsTheirOwnBytes() throws {
+        let composed = try chain(["Harbour", "caf\u{e9}"]), decomposed = try chain(["Harbour", "cafe\u{301}"])
+        _ = composed.encoded  // the one kept, equal to the next as Strings compare
+        let read = try #require(FolderChain(encoded: decomposed.encoded, site: "S"))
+        #expect(read.links.last?.name.utf8.elementsEqual("cafe\u{301}".utf8) == true)
+    }
 }
