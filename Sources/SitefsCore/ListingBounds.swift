@@ -1,5 +1,6 @@
 import SitefsAPI
 import SitefsProvider
+import SitefsStore
 
 /// What one folder listing may take from a server, and the entries it may show.
 ///
@@ -32,11 +33,10 @@ struct ListingBounds {
     /// False for the root: sites sharing a name are all shown, made unique (`SiteNames`).
     let deduplicating: Bool
     private var cursors: Set<PageToken> = []
-    /// The index in the listing of the first name with each byte hash: a name is a duplicate
-    /// when the one there has the same bytes. (A set of the names' bytes cost 100 bytes an
-    /// entry, a tenth of the memory budget; two different names with one 64-bit hash, never
-    /// seen in practice, would only both be shown.)
-    private var indexByHash: [Int: Int] = [:]
+    /// The first entry of each name, indexed by a hash of its bytes: a name is a duplicate
+    /// when an entry it leads to has the same bytes. (A set of the names' bytes cost 100
+    /// bytes an entry, a tenth of the memory budget; this costs about 16.)
+    private var firstEntries = SlotIndex()
     private var pages = 0
 
     /// `pageSize`: the items asked for per page. A server may send fewer, but not so few
@@ -60,14 +60,11 @@ struct ListingBounds {
         for (name, identifier) in zip(page.names, page.identifiers) {
             if deduplicating {
                 let hash = Self.byteHash(name)
-                if let first = indexByHash[hash] {
-                    if ItemName.same(listedNames[first], name) {
-                        duplicates.append(name)
-                        continue
-                    }
-                } else {
-                    indexByHash[hash] = listedNames.count
+                if firstEntries.slot(hash: hash, where: { ItemName.same(listedNames[$0], name) }) != nil {
+                    duplicates.append(name)
+                    continue
                 }
+                firstEntries.insert(listedNames.count, hash: hash)
             }
             listedNames.append(name)
             listedIdentifiers.append(identifier)

@@ -31,8 +31,8 @@ public final class ItemCache: Sendable {
         }
     }
 
-    /// A class, so the dictionary's buckets (twice as many as entries, at worst) hold a
-    /// pointer rather than the whole item: at 100,000 items that halves the memory.
+    /// A class, so the table's slots hold a pointer rather than the whole item, and the
+    /// spare capacity of its array costs 8 bytes a slot.
     private final class Cached: @unchecked Sendable {  // immutable; replaced, never changed
         let item: ProviderItem
         let fetchedAt: ContinuousClock.Instant
@@ -44,7 +44,7 @@ public final class ItemCache: Sendable {
     }
 
     private struct State {
-        var items: [ItemIdentifier: Cached] = [:]
+        var items = SlottedTable<Cached>(keyOf: { $0.item.identifier })
         var listings: [ItemIdentifier: Listing] = [:]
         /// Server reads on their way, and what changed here since each began.
         var reads = ServerReadLedger()
