@@ -49,12 +49,13 @@ extension SitefsFilesystem {
     }
 
     /// Stores a page's items in the cache, as this mount sees them (its own renames and
-    /// deletes not on the server yet applied).
+    /// deletes not on the server yet applied). The items share their common strings
+    /// (`SharedItemStrings`) before the cache and the listing take them.
     func storePage(_ requested: RequestedPage, of folder: ItemIdentifier?) -> FetchedPage {
         for reason in requested.page.refused {
             logger.warning("list \(folder?.description.debugDescription ?? "sites"): an entry is left out: \(reason)")
         }
-        let items = sync.view(page: requested.page.items, of: folder)
+        let items = SharedItemStrings.sharing(sync.view(page: requested.page.items, of: folder))
         cache.store(items, asOf: requested.read)
         return (items.map(\.name), items.map(\.identifier), requested.page.next)
     }
