@@ -96,8 +96,20 @@ public final class IdentityTable: Sendable {
     /// The numbers of `children` of `parent`, made where new, in one transaction (a listing
     /// page: one commit for the lot). An item seen as before costs one indexed lookup and no
     /// write: listings of large folders come here 100,000 times.
-    public func nodes(for children: [Sighting], in parent: Node) throws -> [Resolved] {
-        try queue.write { db in try children.map { try Self.resolved($0, in: parent, db) } }
+    ///
+    /// `likelyNew`: the children are probably not in the table yet (their folder had none
+    /// when its listing began, see `hasChildren`). Each is then added first and looked up
+    /// only when its name is there already, which costs one statement an entry on a first
+    /// listing where looking up first costs two. The numbers are the same either way.
+    public func nodes(for children: [Sighting], in parent: Node, likelyNew: Bool = false) throws -> [Resolved] {
+        try queue.write { db in try children.map { try Self.resolved($0, in: parent, likelyNew: likelyNew, db) } }
+    }
+
+    /// Whether `parent` has any child in the table (a folder never listed has none).
+    public func hasChildren(_ parent: Node) throws -> Bool {
+        try queue.inDatabase { db in
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM nodes WHERE parent = ?)"), arguments: [parent]) ?? false
+        }
     }
 
     public func node(for sighting: Sighting, in parent: Node) throws -> Node {
@@ -115,14 +127,26 @@ public final class IdentityTable: Sendable {
         try resolved(sighting, in: parent, db).node
     }
 
-    private static func resolved(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
-        var resolved = try found(sighting, in: parent, db)
+    private static func resolved(_ sighting: Sighting, in parent: Node, likelyNew: Bool = false, _ db: Database) throws -> Resolved {
+        var resolved = try likelyNew ? added(sighting, in: parent, db) ?? found(sighting, in: parent, db) : found(sighting, in: parent, db)
         if let keep = sighting.keepModified, let version = sighting.version {
             try db.cachedStatement(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?").execute(
                            arguments: [keep, version, resolved.node])
             resolved.keptModified = keep
         }
         return resolved
+    }
+
+    /// The sighting's new node, when its name is not in `parent` yet and the server gives
+    /// no file id (with one, it may be an item seen elsewhere before: `found` sorts that
+    /// out); nil otherwise, without a change.
+    private static func added(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved? {
+        guard sighting.fileID == nil else { return nil }
+        try db.cachedStatement(sql: """
+            INSERT INTO nodes (parent, name, is_collection) VALUES (?, ?, ?) ON CONFLICT (parent, name) DO NOTHING
+            """).execute(arguments: [parent, sighting.name, sighting.isCollection])
+        guard db.changesCount == 1 else { return nil }
+        return Resolved(node: db.lastInsertedRowID, keptModified: nil, keptMode: nil)
     }
 
     /// The sighting's node as the table has it (made when new), with what is kept for it.

@@ -136,12 +136,16 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         var seen = Set<IdentityTable.Node>()
         var links: [ProviderItem] = []
         var failure: ProviderError?
+        // A folder listed for the first time has no numbers yet: its entries are added
+        // first, not looked up first (`IdentityTable.nodes(for:in:likelyNew:)`). Only a
+        // matter of speed: a failure to ask takes the usual way.
+        let firstListing = (try? identities.hasChildren(folder)) == false
         let flush = { [self] in
             guard failure == nil, !pending.isEmpty || !refused.isEmpty else { return }
             do throws(ProviderError) {
                 let facts = pending.map { WebDAVItems.Facts($0.properties) }
                 let sightings = zip(pending, facts).map { sighting(of: $0, $1) }
-                let resolved = try table { try identities.nodes(for: sightings, in: folder) }
+                let resolved = try table { try identities.nodes(for: sightings, in: folder, likelyNew: firstListing) }
                 var items: [ProviderItem] = []
                 items.reserveCapacity(pending.count)
                 for ((entry, facts), found) in zip(zip(pending, facts), resolved) {

@@ -36,6 +36,28 @@ import Testing
         #expect(changed.node == made.node && changed.keptModified == nil)
     }
 
+    /// A first listing adds its entries without looking them up first; what is there already
+    /// (a name listed twice, a file made meanwhile, an item with the server's file id) still
+    /// gets the number the table has for it.
+    @Test func aFirstListingGetsTheNumbersALookupWould() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        #expect(try !table.hasChildren(site))
+        let before = try table.nodes(for: [sighting("made meanwhile.txt")], in: site)[0].node
+        #expect(try table.hasChildren(site))
+        let fileIDs = try table.nodes(for: [sighting("moved.txt", fileID: "f-1")], in: IdentityTable.root)[0].node
+        let listed = try table.nodes(for: [sighting("a.txt"), sighting("made meanwhile.txt"), sighting("a.txt"),
+                                           sighting("Plans", collection: true), sighting("moved here.txt", fileID: "f-1")],
+                                     in: site, likelyNew: true).map(\.node)
+        #expect(listed[1] == before && listed[2] == listed[0] && listed[4] == fileIDs)
+        #expect(Set(listed).count == 4)
+        let again = try table.nodes(for: [sighting("a.txt"), sighting("made meanwhile.txt"), sighting("Plans", collection: true),
+                                          sighting("moved here.txt", fileID: "f-1")], in: site).map(\.node)
+        #expect(again == [listed[0], listed[1], listed[3], listed[4]])
+        #expect(try table.location(of: listed[3])?.isCollection == true)
+        #expect(try table.location(of: fileIDs)?.components == ["S", "moved here.txt"])
+    }
+
     @Test func namesAreComparedAsBytes() throws {
         let table = try IdentityTable(path: nil)
         let composed = try table.node(for: sighting("caf\u{e9}"), in: IdentityTable.root)
