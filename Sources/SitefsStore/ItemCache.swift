@@ -31,23 +31,19 @@ public final class ItemCache: Sendable {
         }
     }
 
-    /// A class, so the table's slots hold a pointer rather than the whole item, and the
-    /// spare capacity of its array costs 8 bytes a slot.
-    private final class Cached: @unchecked Sendable {  // immutable; replaced, never changed
-        let item: ProviderItem
-        let fetchedAt: ContinuousClock.Instant
-
-        init(item: ProviderItem, fetchedAt: ContinuousClock.Instant) {
-            self.item = item
-            self.fetchedAt = fetchedAt
-        }
-    }
-
     private struct State {
-        var items = SlottedTable<Cached>(keyOf: { $0.item.identifier })
+        var items = SlottedTable<CachedItem>(keyOf: { $0.identifier })
+        /// The context of the item stored last, which the next one shares if it fits.
+        var lastContext: CachedItem.Context?
         var listings: [ItemIdentifier: Listing] = [:]
         /// Server reads on their way, and what changed here since each began.
         var reads = ServerReadLedger()
+
+        mutating func keep(_ item: ProviderItem, fetchedAt: ContinuousClock.Instant) {
+            let cached = CachedItem(item, fetchedAt: fetchedAt, sharing: lastContext)
+            lastContext = cached.context
+            items[item.identifier] = cached
+        }
     }
 
     private let state = Mutex(State())
@@ -73,7 +69,7 @@ public final class ItemCache: Sendable {
         let items = persistence.loadItems()
         let listings = persistence.loadListings()
         state.withLock { state in
-            for item in items { state.items[item.identifier] = Cached(item: item, fetchedAt: fetchedAt) }
+            for item in items { state.keep(item, fetchedAt: fetchedAt) }
             for (folder, var listing) in listings {
                 listing.fetchedAt = fetchedAt
                 state.listings[folder] = listing
@@ -112,7 +108,7 @@ public final class ItemCache: Sendable {
         let now = clock.now
         state.withLock { state in
             let current = items.filter { item in read.map { !state.reads.changedSince($0, item.identifier) } ?? true }
-            for item in current { state.items[item.identifier] = Cached(item: item, fetchedAt: now) }
+            for item in current { state.keep(item, fetchedAt: now) }
             persistence?.save(current.filter { !$0.identifier.isLocal })
         }
     }
@@ -202,7 +198,7 @@ public final class ItemCache: Sendable {
             listing.fetchedAt = stale
             state.listings[folder] = listing
             for identifier in listing.identifiers {
-                if let cached = state.items[identifier] { state.items[identifier] = Cached(item: cached.item, fetchedAt: stale) }
+                if let cached = state.items[identifier] { state.items[identifier] = CachedItem(cached, fetchedAt: stale) }
                 state.reads.noteChange(of: identifier)  // a page in flight must not bring it back as fresh
             }
         }
@@ -258,7 +254,7 @@ public final class ItemCache: Sendable {
         let persistence = item.identifier.isLocal ? nil : self.persistence
         persistence?.save([item])
         let previous = state.items[item.identifier]?.item
-        state.items[item.identifier] = Cached(item: item, fetchedAt: clock.now)
+        state.keep(item, fetchedAt: clock.now)
         let renamed = previous.map { !ItemName.same($0.name, item.name) } ?? true
         if previous?.parent != item.parent || renamed {
             state.reads.noteEntryChange(of: item.identifier, in: [previous?.parent, item.parent])
