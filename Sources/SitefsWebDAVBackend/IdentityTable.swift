@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// Stable local identifiers for a server that names its items by path.
 ///
@@ -26,9 +27,29 @@ public final class IdentityTable: Sendable {
     /// How deep a path may be; a chain of parents longer than this is a corrupt table.
     static let maximumDepth = 256
 
-    /// GRDB's serial queue: one transaction at a time, and a leaf (nothing else is locked or
-    /// called out to inside one), so any thread may use the table while holding other locks.
+    /// GRDB's serial queue: one transaction at a time, and nothing else is locked or called
+    /// out to inside one but `placements` (a leaf), so any thread may use the table while
+    /// holding other locks. Lock order: `queue`, then `placements`.
     private let queue: DatabaseQueue
+
+    /// Listings under way, and the nodes placed in a folder (made or moved there by this
+    /// mount) while one was: a listing whose PROPFIND began before a folder got a new child
+    /// does not report the child, and must not prune it (see `prune`). Kept only while a
+    /// listing is open, so it holds a few entries.
+    private let placements = Mutex(Placements())
+
+    private struct Placements {
+        var next: UInt64 = 1
+        /// Node -> the sequence number of its last placement.
+        var placed: [Node: UInt64] = [:]
+        /// The marks of the listings under way (a mark may be open more than once).
+        var open: [UInt64: Int] = [:]
+    }
+
+    /// Where a listing began, in the order of placements (`beginListing`).
+    public struct ListingMark: Sendable {
+        fileprivate let sequence: UInt64
+    }
 
     /// Opens (creating) the table at `path`; nil keeps it in memory (tests).
     public init(path: String?) throws {
@@ -101,8 +122,14 @@ public final class IdentityTable: Sendable {
     /// when its listing began, see `hasChildren`). Each is then added first and looked up
     /// only when its name is there already, which costs one statement an entry on a first
     /// listing where looking up first costs two. The numbers are the same either way.
-    public func nodes(for children: [Sighting], in parent: Node, likelyNew: Bool = false) throws -> [Resolved] {
-        try queue.write { db in try children.map { try Self.resolved($0, in: parent, likelyNew: likelyNew, db) } }
+    /// `listed`: the children come from a listing of `parent`, which keeps what it reports;
+    /// otherwise they are this mount's own (what a PUT or MKCOL made), placed now.
+    public func nodes(for children: [Sighting], in parent: Node, likelyNew: Bool = false, listed: Bool = false) throws -> [Resolved] {
+        try queue.write { db in
+            let resolved = try children.map { try Self.resolved($0, in: parent, likelyNew: likelyNew, db) }
+            if !listed { notePlaced(resolved.map(\.node)) }
+            return resolved
+        }
     }
 
     /// Whether `parent` has any child in the table (a folder never listed has none).
@@ -113,7 +140,11 @@ public final class IdentityTable: Sendable {
     }
 
     public func node(for sighting: Sighting, in parent: Node) throws -> Node {
-        try queue.write { db in try Self.node(for: sighting, in: parent, db) }
+        try queue.write { db in
+            let node = try Self.node(for: sighting, in: parent, db)
+            notePlaced([node])
+            return node
+        }
     }
 
     /// The number of an existing child, or nil.
@@ -259,6 +290,7 @@ public final class IdentityTable: Sendable {
                 try Self.removeSubtree(there, db)
             }
             try db.cachedStatement(sql: "UPDATE nodes SET parent = ?, name = ? WHERE id = ?").execute( arguments: [parent, name, node])
+            notePlaced([node])
         }
     }
 
@@ -267,11 +299,55 @@ public final class IdentityTable: Sendable {
         try queue.write { db in try Self.removeSubtree(node, db) }
     }
 
-    /// After a whole listing of `parent`: children it did not report are gone.
-    public func prune(childrenOf parent: Node, keeping seen: Set<Node>) throws {
+    /// After a whole listing of `parent` that began at `mark`: children it did not report
+    /// are gone, except those this mount placed there since the listing began (its PROPFIND
+    /// may have been answered before they were on the server). Pruning those took a folder
+    /// made by `git clone` with everything below it: files saved in it then went nowhere.
+    public func prune(childrenOf parent: Node, keeping seen: Set<Node>, listedSince mark: ListingMark) throws {
         try queue.write { db in
             let known = try Node.fetchAll(db.cachedStatement(sql: "SELECT id FROM nodes WHERE parent = ?"), arguments: [parent])
-            for node in known where !seen.contains(node) { try Self.removeSubtree(node, db) }
+            let placedSince = placements.withLock { state in Set(state.placed.filter { $0.value >= mark.sequence }.keys) }
+            for node in known where !seen.contains(node) && !placedSince.contains(node) { try Self.removeSubtree(node, db) }
+        }
+    }
+
+    /// The children of `parent` a listing that began at `mark` did not report and that were
+    /// there before it began: what `prune` would take.
+    public func unreportedChildren(of parent: Node, keeping seen: Set<Node>, listedSince mark: ListingMark) throws -> [(node: Node, name: String)] {
+        try queue.inDatabase { db in
+            let known = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, name FROM nodes WHERE parent = ?"), arguments: [parent])
+            let placedSince = placements.withLock { state in Set(state.placed.filter { $0.value >= mark.sequence }.keys) }
+            return known.map { (node: $0[0] as Node, name: $0[1] as String) }
+                .filter { !seen.contains($0.node) && !placedSince.contains($0.node) }
+        }
+    }
+
+    /// Marks the start of a listing (before its request goes out); end it with `endListing`
+    /// whatever its outcome.
+    public func beginListing() -> ListingMark {
+        placements.withLock { state in
+            state.open[state.next, default: 0] += 1
+            return ListingMark(sequence: state.next)
+        }
+    }
+
+    public func endListing(_ mark: ListingMark) {
+        placements.withLock { state in
+            guard let count = state.open[mark.sequence] else { return }
+            state.open[mark.sequence] = count > 1 ? count - 1 : nil
+            // Placements older than every open listing matter to none.
+            guard let oldest = state.open.keys.min() else { return state.placed.removeAll() }
+            state.placed = state.placed.filter { $0.value >= oldest }
+        }
+    }
+
+    /// Records placements while a listing is open (called inside the transaction that made
+    /// them, so no prune can come between).
+    private func notePlaced(_ nodes: [Node]) {
+        placements.withLock { state in
+            guard !state.open.isEmpty else { return }
+            for node in nodes { state.placed[node] = state.next }
+            state.next += 1
         }
     }
 

@@ -140,12 +140,14 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         // first, not looked up first (`IdentityTable.nodes(for:in:likelyNew:)`). Only a
         // matter of speed: a failure to ask takes the usual way.
         let firstListing = (try? identities.hasChildren(folder)) == false
+        let mark = identities.beginListing()
+        defer { identities.endListing(mark) }
         let flush = { [self] in
             guard failure == nil, !pending.isEmpty || !refused.isEmpty else { return }
             do throws(ProviderError) {
                 let facts = pending.map { WebDAVItems.Facts($0.properties) }
                 let sightings = zip(pending, facts).map { sighting(of: $0, $1) }
-                let resolved = try table { try identities.nodes(for: sightings, in: folder, likelyNew: firstListing) }
+                let resolved = try table { try identities.nodes(for: sightings, in: folder, likelyNew: firstListing, listed: true) }
                 var items: [ProviderItem] = []
                 items.reserveCapacity(pending.count)
                 for ((entry, facts), found) in zip(zip(pending, facts), resolved) {
@@ -184,13 +186,38 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         }
         if failure == nil {
             do throws(ProviderError) {
-                try table { try identities.prune(childrenOf: folder, keeping: seen) }
+                let unlisted = identifier == nil ? [] : try unlistedDotChildren(of: folder, keeping: seen, listedSince: mark)
+                seen.formUnion(unlisted.map(\.node))
+                try table { try identities.prune(childrenOf: folder, keeping: seen, listedSince: mark) }
+                if !unlisted.isEmpty, !stream.deliver(unlisted.map(\.item), refused: []) { throw .cancelled }
                 if !links.isEmpty { try deliverLinks(links, in: folder, into: stream) }
             } catch {
                 failure = error
             }
         }
         stream.finish(failure)
+    }
+
+    /// The children this mount knows by a name that starts with a dot which a whole listing
+    /// left out, each asked for on its own (PROPFIND, depth 0): those still there, as items.
+    /// nginx's WebDAV module lists no dot-files though it serves them, so a listing of a
+    /// cloned repository left out `.git`, and its prune took `.git` and everything below from
+    /// the identity table: git's next files went nowhere, or were rescued beside the folder.
+    /// A dot-file only another client made is not known here, and stays unlisted there.
+    private func unlistedDotChildren(of folder: IdentityTable.Node, keeping seen: Set<IdentityTable.Node>,
+                                     listedSince mark: IdentityTable.ListingMark) throws(ProviderError)
+        -> [(node: IdentityTable.Node, item: ProviderItem)] {
+        let candidates = try table { try identities.unreportedChildren(of: folder, keeping: seen, listedSince: mark) }
+        var found: [(node: IdentityTable.Node, item: ProviderItem)] = []
+        for (node, name) in candidates where name.hasPrefix(".") {
+            guard let location = try table({ try identities.location(of: node) }) else { continue }
+            do throws(ProviderError) {
+                found.append((node, try freshItem(node, at: location)))
+            } catch .notFound {
+                continue  // gone from the server: pruned
+            }
+        }
+        return found
     }
 
     /// The links held back from a listing, less those whose shown name a plain item of the

@@ -97,9 +97,39 @@ import Testing
         let table = try IdentityTable(path: nil)
         let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
         let nodes = try table.nodes(for: [sighting("keep"), sighting("gone")], in: site).map(\.node)
-        try table.prune(childrenOf: site, keeping: [nodes[0]])
+        let mark = table.beginListing()
+        try table.prune(childrenOf: site, keeping: [nodes[0]], listedSince: mark)
+        table.endListing(mark)
         #expect(try table.location(of: nodes[0]) != nil)
         #expect(try table.location(of: nodes[1]) == nil)
+    }
+
+    /// A listing's PROPFIND answered before this mount made a folder (`git clone` making
+    /// `.git/objects/xx`) or moved a file in does not report them; its prune keeps them, and
+    /// what was there before the listing began and is not reported goes.
+    @Test func aListingKeepsWhatThisMountPlacedWhileItWasUnderWay() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let other = try table.node(for: sighting("Other", collection: true), in: site)
+        var before = try table.nodes(for: [sighting("listed"), sighting("deleted there")], in: other).map(\.node)
+        before.append(try table.node(for: sighting("elsewhere.txt"), in: site))
+        let mark = table.beginListing()
+        let listed = try table.nodes(for: [sighting("listed")], in: other, listed: true)[0].node
+        #expect(listed == before[0])
+        let made = try table.node(for: sighting("objects", collection: true), in: other)
+        let below = try table.node(for: sighting("21", collection: true), in: made)
+        let put = try table.nodes(for: [sighting("new.txt")], in: other)[0].node
+        let later = table.beginListing()  // a second listing, begun after those
+        try table.move(before[2], to: other, name: "moved in")
+        try table.prune(childrenOf: other, keeping: [listed], listedSince: mark)
+        table.endListing(mark)
+        for node in [listed, made, below, put, before[2]] { #expect(try table.location(of: node) != nil) }
+        #expect(try table.location(of: before[1]) == nil)
+        // The later listing reports what was made before it began: what it does not report goes.
+        try table.prune(childrenOf: other, keeping: [listed, made, before[2]], listedSince: later)
+        table.endListing(later)
+        #expect(try table.location(of: put) == nil && table.location(of: made) != nil && table.location(of: below) != nil)
+        #expect(try table.location(of: before[2])?.components == ["S", "Other", "moved in"])
     }
 
     @Test func theServersFileIDFollowsARenameMadeOnTheServer() throws {
