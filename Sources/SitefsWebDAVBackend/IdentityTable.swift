@@ -301,8 +301,7 @@ public final class IdentityTable: Sendable {
 
     /// After a whole listing of `parent` that began at `mark`: children it did not report
     /// are gone, except those this mount placed there since the listing began (its PROPFIND
-    /// may have been answered before they were on the server). Pruning those took a folder
-    /// made by `git clone` with everything below it: files saved in it then went nowhere.
+    /// may have been answered before they were on the server).
     public func prune(childrenOf parent: Node, keeping seen: Set<Node>, listedSince mark: ListingMark) throws {
         try queue.write { db in
             let known = try Node.fetchAll(db.cachedStatement(sql: "SELECT id FROM nodes WHERE parent = ?"), arguments: [parent])
@@ -311,11 +310,13 @@ public final class IdentityTable: Sendable {
         }
     }
 
-    /// The children of `parent` a listing that began at `mark` did not report and that were
-    /// there before it began: what `prune` would take.
-    public func unreportedChildren(of parent: Node, keeping seen: Set<Node>, listedSince mark: ListingMark) throws -> [(node: Node, name: String)] {
+    /// The children of `parent` with a name that starts with a dot which a listing that
+    /// began at `mark` did not report and that were there before it began: what `prune`
+    /// would take of them. (Names from "." up to "/", bytewise: a range of the index.)
+    public func unreportedDotChildren(of parent: Node, keeping seen: Set<Node>, listedSince mark: ListingMark) throws -> [(node: Node, name: String)] {
         try queue.inDatabase { db in
-            let known = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, name FROM nodes WHERE parent = ?"), arguments: [parent])
+            let known = try Row.fetchAll(db.cachedStatement(sql: "SELECT id, name FROM nodes WHERE parent = ? AND name >= '.' AND name < '/'"),
+                                         arguments: [parent])
             let placedSince = placements.withLock { state in Set(state.placed.filter { $0.value >= mark.sequence }.keys) }
             return known.map { (node: $0[0] as Node, name: $0[1] as String) }
                 .filter { !seen.contains($0.node) && !placedSince.contains($0.node) }

@@ -207,9 +207,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     private func unlistedDotChildren(of folder: IdentityTable.Node, keeping seen: Set<IdentityTable.Node>,
                                      listedSince mark: IdentityTable.ListingMark) throws(ProviderError)
         -> [(node: IdentityTable.Node, item: ProviderItem)] {
-        let candidates = try table { try identities.unreportedChildren(of: folder, keeping: seen, listedSince: mark) }
+        let candidates = try table { try identities.unreportedDotChildren(of: folder, keeping: seen, listedSince: mark) }
         var found: [(node: IdentityTable.Node, item: ProviderItem)] = []
-        for (node, name) in candidates where name.hasPrefix(".") {
+        for (node, _) in candidates {
             guard let location = try table({ try identities.location(of: node) }) else { continue }
             do throws(ProviderError) {
                 found.append((node, try freshItem(node, at: location)))
