@@ -1,8 +1,8 @@
 import SitefsAPI
 import SitefsProvider
 
-/// One item as the item cache keeps it: about 130 bytes where a `ProviderItem` with its
-/// time took 220, for a cache that holds every entry of a 100,000-entry listing.
+/// One item as the item cache keeps it, in about 130 bytes (a `ProviderItem` and its time
+/// are 220), for a cache that holds every entry of a listing.
 ///
 /// What the items of a folder have in common (site, parent, authors) is kept once, in a
 /// `Context` the items share; what nearly no item has (a lock, a link target) is kept behind

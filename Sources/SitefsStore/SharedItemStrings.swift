@@ -3,7 +3,7 @@ import SitefsProvider
 
 /// Makes items of one server answer share the storage of the strings they have in common:
 /// a page of a listing decodes its folder's id, its site's id and its authors afresh for
-/// every item, so 100,000 cached items of one folder held 100,000 copies of each (on
+/// every item, and each copy of a string over 15 bytes has storage of its own (on
 /// sitefs-server, ids of 20-40 bytes: some 60 bytes of heap a copy).
 ///
 /// A value is shared only with a recent value of the same bytes (`ItemName.same`: never

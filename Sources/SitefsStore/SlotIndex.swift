@@ -1,8 +1,7 @@
 /// A hash index from keys to the slots of an array its owner keeps the keys in: 8 bytes a
 /// bucket, where a `Dictionary` from a 32-byte `ItemIdentifier` to a pointer or a number
 /// takes 40, and keeps the key a second time. A mount's item cache and inode table index
-/// every entry of a 100,000-entry listing; as dictionaries their buckets were 20 MB of the
-/// daemon.
+/// every entry of a listing, so at 100,000 entries the buckets are megabytes.
 ///
 /// The index keeps no keys: `slot(hash:where:)` asks the owner whether the key in a slot
 /// is the one sought, so equality stays the owner's (an `ItemIdentifier`'s `==`). A bucket

@@ -200,10 +200,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
 
     /// The children this mount knows by a name that starts with a dot which a whole listing
     /// left out, each asked for on its own (PROPFIND, depth 0): those still there, as items.
-    /// nginx's WebDAV module lists no dot-files though it serves them, so a listing of a
-    /// cloned repository left out `.git`, and its prune took `.git` and everything below from
-    /// the identity table: git's next files went nowhere, or were rescued beside the folder.
-    /// A dot-file only another client made is not known here, and stays unlisted there.
+    /// nginx's WebDAV module lists no dot-files though it serves them; without this a
+    /// listing would prune a `.git` made here, and everything below it, from the identity
+    /// table. A dot-file only another client made is not known here, and stays unlisted there.
     private func unlistedDotChildren(of folder: IdentityTable.Node, keeping seen: Set<IdentityTable.Node>,
                                      listedSince mark: IdentityTable.ListingMark) throws(ProviderError)
         -> [(node: IdentityTable.Node, item: ProviderItem)] {
