@@ -413,13 +413,17 @@ extension SitefsFilesystem {
         var linked = false
         let outcome = Result { () throws(Errno) -> String in
             savePause.withLock { $0 }?()
+            // A small snapshot's bytes go into its journal row, which makes it durable with
+            // the row's one commit: the snapshot file then needs no fsync of its own.
+            let small = size <= Int64(SaveJob.journaledContentLimit)
+                ? ContentDirectory.contents(of: descriptor, size: Int(size)) : nil
             let staged: String
             do throws(ProviderError) {
-                if let link = try content.stage(linking: path, descriptor: descriptor) {
+                if let link = try content.stage(linking: path, descriptor: descriptor, durably: small == nil) {
                     staged = link
                     linked = true
                 } else {
-                    staged = try content.stage(from: descriptor)
+                    staged = try content.stage(from: descriptor, durably: small == nil)
                 }
             } catch {
                 throw handle(error, "stage \(identifier)")
@@ -429,7 +433,7 @@ extension SitefsFilesystem {
                 try sync.save(SaveJob(identifier: identifier, name: known?.name ?? identifier.description,
                                        parent: known?.parent, stagedPath: staged, size: size,
                                        baseVersion: baseVersion, modified: modified, folders: folders,
-                                       mode: identifier.isLocal ? known?.mode : nil),
+                                       mode: identifier.isLocal ? known?.mode : nil, content: small),
                               openAfter: openAfter)
             } catch {
                 // Not journaled means not safe: the save fails and the copy stays dirty.

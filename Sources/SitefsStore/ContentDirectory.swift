@@ -46,13 +46,15 @@ public struct ContentDirectory: Sendable {
     }
 
     /// Copies `descriptor`'s whole content into a new staging file, fsynced with the staging
-    /// directory (the fallback where `stage(linking:descriptor:)` cannot link).
-    public func stage(from descriptor: Int32) throws(ProviderError) -> String {
+    /// directory unless `durably` is false (the fallback where `stage(linking:descriptor:)`
+    /// cannot link).
+    public func stage(from descriptor: Int32, durably: Bool = true) throws(ProviderError) -> String {
         let path = staging.appendingPathComponent(UUID().uuidString).path
         let target = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard target >= 0 else { throw .localIO("create \(path): \(Self.lastError)") }
         defer { close(target) }
         guard Self.copyAll(from: descriptor, to: target) else { unlink(path); throw .localIO("copy to \(path): \(Self.lastError)") }
+        guard durably else { return path }
         guard fsync(target) == 0 else { unlink(path); throw .localIO("fsync \(path): \(Self.lastError)") }
         try syncStaging(orRemove: path)
         return path
@@ -64,7 +66,12 @@ public struct ContentDirectory: Sendable {
     /// the disk a second time. Nil where the cache's filesystem has no hard links, or when
     /// `path` is not that file: then the caller copies (`stage(from:)`). After this the copy
     /// must not change in place (see LocalCopy.unshare).
-    public func stage(linking path: String, descriptor: Int32) throws(ProviderError) -> String? {
+    ///
+    /// `durably` false skips both fsyncs: for a caller that keeps the bytes durable
+    /// elsewhere (a small save's content in its journal row, see `SaveJob.content`). The
+    /// snapshot then survives the daemon but not a power cut, and is written again from
+    /// that copy at the next start.
+    public func stage(linking path: String, descriptor: Int32, durably: Bool = true) throws(ProviderError) -> String? {
         let staged = staging.appendingPathComponent(UUID().uuidString).path
         guard link(path, staged) == 0 else { return nil }
         var copied = stat(), linked = stat()
@@ -73,9 +80,36 @@ public struct ContentDirectory: Sendable {
             unlink(staged)
             return nil
         }
+        guard durably else { return staged }
         guard fsync(descriptor) == 0 else { unlink(staged); throw .localIO("fsync \(path): \(Self.lastError)") }
         try syncStaging(orRemove: staged)
         return staged
+    }
+
+    /// Makes the snapshot at `path` hold exactly `content`, durably: a small save's snapshot,
+    /// staged without an fsync (its bytes were in the journal row), which a power cut may
+    /// have emptied or lost. Written in place where the file is still there, so a local
+    /// copy that shares it (a hard link) reads the same bytes; left alone when it already
+    /// holds them.
+    public static func restoreSnapshot(at path: String, content: [UInt8]) throws(ProviderError) {
+        let file = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard file >= 0 else { throw .localIO("create \(path): \(Self.lastError)") }
+        defer { close(file) }
+        if Self.contents(of: file, size: content.count) == content { return }
+        var written = 0
+        while written < content.count {
+            let count = content.withUnsafeBytes { pwrite(file, $0.baseAddress! + written, $0.count - written, off_t(written)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw .localIO("write \(path): \(Self.lastError)") }
+            written += count
+        }
+        guard ftruncate(file, off_t(content.count)) == 0, fsync(file) == 0 else {
+            throw .localIO("write \(path): \(Self.lastError)")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if directory >= 0 { close(directory) } }
+        guard directory >= 0, fsync(directory) == 0 else { throw .localIO("fsync \(folder): \(lastError)") }
     }
 
     /// Makes a new snapshot's name in staging durable, not only its bytes: after a crash
@@ -89,6 +123,25 @@ public struct ContentDirectory: Sendable {
             unlink(staged)
             throw error
         }
+    }
+
+    /// The whole content of `descriptor` (read from offset 0) when it is exactly `size`
+    /// bytes; nil when it is not (it changed, or a read failed).
+    public static func contents(of descriptor: Int32, size: Int) -> [UInt8]? {
+        guard size >= 0 else { return nil }
+        // One byte more than expected, so a file that grew is told from one that did not.
+        var bytes = [UInt8](repeating: 0, count: size + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, $0.count - filled, off_t(filled)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        guard filled == size else { return nil }
+        bytes.removeLast()
+        return bytes
     }
 
     /// Fills `descriptor` (from offset 0) with the content of the file at `path`.

@@ -5,8 +5,9 @@ import SitefsProvider
 import SitefsStore
 
 /// The durable record of saves not yet confirmed by the server (`CACHE_DIR/journal.sqlite`,
-/// WAL, synchronous=FULL). A save is committed here, after its snapshot was fsynced, before
-/// close()/fsync() return; a row goes away only when the server confirmed that content. A
+/// WAL, synchronous=FULL). A save is committed here before close()/fsync() return, after its
+/// snapshot was fsynced, or with a small snapshot's bytes in the row (`SaveJob.content`); a
+/// row goes away only when the server confirmed that content. A
 /// mount started on the same cache dir resumes from it, so an edit survives `kill -9`, a
 /// reboot and a server outage.
 ///
@@ -92,6 +93,9 @@ final class UploadJournal: Sendable {
                 ALTER TABLE jobs ADD COLUMN mode INTEGER;
                 """)
         }
+        migrator.registerMigration("v8: small snapshots kept in their row") { db in
+            try db.execute(sql: "ALTER TABLE jobs ADD COLUMN content BLOB")
+        }
         try migrator.migrate(queue)
         // A journal can open and still refuse writes (a read-only file): proved writable here.
         try queue.write { db in
@@ -124,7 +128,9 @@ final class UploadJournal: Sendable {
         }
     }
 
-    /// Commits a save (durable when this returns).
+    /// Commits a save (durable when this returns). A job recorded again for the same
+    /// snapshot (a new file's save become a save of the file it replaced) keeps the row's
+    /// content when it carries none: the queue's jobs never do.
     func record(_ job: Uploader.Job) throws {
         try queue.writeWithoutTransaction { db in try Self.insert(job, into: db) }
     }
@@ -132,11 +138,13 @@ final class UploadJournal: Sendable {
     private static func insert(_ job: Uploader.Job, into db: Database) throws {
         try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure, folders, mode)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)
+                INSERT OR REPLACE INTO jobs (staged_path, site, id, name, parent, size, base_version, modified, failure, folders, mode,
+                                             content)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, COALESCE(?, (SELECT content FROM jobs WHERE staged_path = ?)))
                 """).execute(
             arguments: [job.stagedPath, job.identifier.site, job.identifier.id, job.name, job.parent?.id, job.size,
-                        job.baseVersion, job.modified?.microseconds, job.folders?.encoded, job.mode.map { Int64($0) }])
+                        job.baseVersion, job.modified?.microseconds, job.folders?.encoded, job.mode.map { Int64($0) },
+                        job.content.map { Data($0) }, job.stagedPath])
     }
 
     /// Forgets a save (replaced by a newer one of the same file, or moot).
@@ -171,7 +179,8 @@ final class UploadJournal: Sendable {
         }
     }
 
-    /// Saves left by an earlier run, oldest first, with their failure if they had one.
+    /// Saves left by an earlier run, oldest first, with their failure if they had one; a
+    /// small one with its content (`SaveJob.content`).
     func unfinished() throws -> [(Uploader.Job, failure: String?)] {
         try queue.read { db in
             try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM jobs ORDER BY seq")).map { row in
@@ -182,7 +191,8 @@ final class UploadJournal: Sendable {
                     stagedPath: row["staged_path"], size: row["size"], baseVersion: row["base_version"],
                     modified: (row["modified"] as Int64?).map(Timestamp.init(microsecondsSinceEpoch:)),
                     folders: FolderChain(encoded: row["folders"], site: site),
-                    mode: (row["mode"] as Int64?).flatMap { UInt16(exactly: $0) }.map { $0 & ProviderItem.permissionBits })
+                    mode: (row["mode"] as Int64?).flatMap { UInt16(exactly: $0) }.map { $0 & ProviderItem.permissionBits },
+                    content: (row["content"] as Data?).map { [UInt8]($0) })
                 return (job, row["failure"])
             }
         }

@@ -133,7 +133,18 @@ final class Uploader: @unchecked Sendable {
     /// as failures. Deletes an earlier run had started are kept for files with saves left.
     private func resume() throws {
         var resumed = 0
-        for (job, failure) in try journal.unfinished() {
+        for (journaled, failure) in try journal.unfinished() {
+            var job = journaled
+            if let content = job.content {
+                job.content = nil
+                do throws(ProviderError) {
+                    try ContentDirectory.restoreSnapshot(at: job.stagedPath, content: content)
+                } catch {
+                    // Not queued: its bytes stay in the row, written again at the next start.
+                    logger.error("cannot write the snapshot of \(job.name) again from the journal, left for the next start: \(error)")
+                    continue
+                }
+            }
             if let failure {
                 saves.fail(job, reason: failure)
                 publish(job.identifier)
@@ -185,6 +196,7 @@ final class Uploader: @unchecked Sendable {
             }
             condition.lock()
             if identities.created(job.identifier) == nil {
+                job.content = nil
                 journalWrittenLocked()
                 let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile, openAfter: openAfter))
                 // Nothing but a worker waits for a save to be queued.

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import SitefsConcurrency
+import SitefsProvider
+import SitefsStore
+@testable import SitefsSync
+import SitefsTestSupport
+import Testing
+
+/// A small save's bytes kept in its journal row (`SaveJob.content`): its snapshot file is
+/// not fsynced, so a power cut may empty or lose it; the next start writes it again from
+/// the row, and what reaches the server is what close() was told is safe.
+@Suite(.serialized)
+final class JournaledContentTests {
+    private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-journaled-\(UUID().uuidString)")
+    private let clock = MountClock.manual()
+    private let backend = InMemoryBackend()
+
+    init() throws {
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    private var staging: URL { directory.appendingPathComponent("staging") }
+    private var journalPath: String { directory.appendingPathComponent("journal.sqlite").path }
+
+    private func uploader() throws -> Uploader {
+        var logger = Logger(label: "sitefs-journaled-content-test")
+        logger.logLevel = .critical
+        return try Uploader(backend: backend, journalPath: journalPath, parallelism: 1, delays: .uniform(.seconds(1)),
+                            userName: "tester", unlinker: BackgroundUnlinker(), clock: clock, logger: logger) { _ in }
+    }
+
+    /// A snapshot of `text` in staging with the bytes in the job, as the core saves a small file.
+    private func save(_ text: String, of file: ItemIdentifier, in parent: ItemIdentifier?, basedOn version: String?,
+                      name: String) throws -> SaveJob {
+        let path = staging.appendingPathComponent(UUID().uuidString).path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return SaveJob(identifier: file, name: name, parent: parent, stagedPath: path, size: Int64(text.utf8.count),
+                       baseVersion: version, modified: nil, content: Array(text.utf8))
+    }
+
+    @Test func snapshotsAPowerCutEmptiedOrLostAreWrittenAgainAndUploaded() throws {
+        let site = backend.addSite("Harbour")
+        let plan = backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let edited = try save("second draft", of: plan, in: site, basedOn: try backend.item(plan).version, name: "plan.txt")
+        let created = try save("a new note", of: .local(in: site.site), in: site, basedOn: nil, name: "note.txt")
+        do {
+            let first = try uploader()
+            first.start(parallelism: 1)
+            try first.enqueue(edited)
+            try first.enqueue(created)
+            // Down before the settle delay passed: nothing was sent.
+            #expect(first.shutdown(waitingUpTo: .seconds(5)))
+        }
+        #expect(backend.content(of: plan) == Array("v1".utf8))
+        // The power cut: one snapshot's bytes never reached the disk, the other's name neither.
+        #expect(truncate(edited.stagedPath, 0) == 0)
+        try FileManager.default.removeItem(atPath: created.stagedPath)
+
+        let second = try uploader()
+        second.start(parallelism: 1)
+        defer { second.shutdown(waitingUpTo: .seconds(5)) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: edited.stagedPath)) == Data("second draft".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: created.stagedPath)) == Data("a new note".utf8))
+        #expect(second.waitUntilIdle(timeout: .seconds(10)))
+        #expect(backend.content(of: plan) == Array("second draft".utf8))
+        let note = try #require(backend.node(named: "note.txt", in: site))
+        #expect(backend.content(of: note.identifier) == Array("a new note".utf8))
+    }
+
+    @Test func aSnapshotStillWholeIsLeftAsItIs() throws {
+        let path = staging.appendingPathComponent("whole").path
+        try Data("kept".utf8).write(to: URL(fileURLWithPath: path))
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        Thread.sleep(forTimeInterval: 0.02)
+        try ContentDirectory.restoreSnapshot(at: path, content: Array("kept".utf8))
+        let after = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        #expect(before == after, "a whole snapshot was written again")
+        // One longer than its content is cut back to it.
+        try Data("kept and more".utf8).write(to: URL(fileURLWithPath: path))
+        try ContentDirectory.restoreSnapshot(at: path, content: Array("kept".utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("kept".utf8))
+    }
+
+    @Test func aSaveRecordedAgainForTheSameSnapshotKeepsItsBytes() throws {
+        let journal = try UploadJournal(path: journalPath)
+        let site = ItemIdentifier.site("Harbour")
+        var job = try save("claimed", of: .local(in: "Harbour"), in: site, basedOn: nil, name: "tmp.txt")
+        try journal.record(job)
+        // What an editor's rename over a server file does: the queued job (without its bytes)
+        // is recorded again as a save of that file.
+        job.identifier = ItemIdentifier(site: "Harbour", id: "original")
+        job.baseVersion = "v3"
+        job.content = nil
+        try journal.record(job)
+        let rows = try journal.unfinished()
+        #expect(rows.count == 1)
+        #expect(rows.first?.0.identifier.id == "original")
+        #expect(rows.first?.0.content == Array("claimed".utf8))
+    }
+
+    @Test func theQueueHoldsNoContent() throws {
+        let site = backend.addSite("Harbour")
+        let uploader = try uploader()
+        let job = try save("queued", of: .local(in: site.site), in: site, basedOn: nil, name: "q.txt")
+        try uploader.enqueue(job)
+        #expect(uploader.latestSave(of: job.identifier)?.content == nil)
+        #expect(uploader.shutdown(waitingUpTo: .seconds(5)))
+    }
+}
