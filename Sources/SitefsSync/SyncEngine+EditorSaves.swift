@@ -25,9 +25,10 @@ extension SyncEngine {
         // that (a save of it still queued, or an open copy, or the server's).
         let base = uploader.latestSave(of: target.identifier)?.baseVersion ?? openCopyBase(target.identifier) ?? target.version
         if let claimed {
-            let job = Uploader.Job(identifier: target.identifier, name: target.name, parent: target.parent,
+            var job = Uploader.Job(identifier: target.identifier, name: target.name, parent: target.parent,
                                    stagedPath: claimed.stagedPath, size: claimed.size, baseVersion: base,
                                    modified: claimed.modified)
+            job.contentInJournal = claimed.contentInJournal  // the row keeps its bytes
             do {
                 try uploader.enqueue(job)
             } catch {

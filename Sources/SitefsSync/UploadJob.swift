@@ -99,6 +99,10 @@ public struct SaveJob: Sendable {
     /// one). At the next start a snapshot the disk lost is written again from the row.
     /// Dropped from the job once journaled: the queue never holds file content.
     public var content: [UInt8]?
+    /// Its bytes are in its journal row (it was journaled with `content`): the row's
+    /// confirmation then need not reach the disk before the snapshot goes (see
+    /// `UploadJournal.confirmed`). Not persisted: a resumed row says so by its content.
+    var contentInJournal = false
     /// Not uploaded before this (the settle delay): a save that is replaced, renamed over
     /// an existing file or deleted within it never costs an upload. Not persisted: a save
     /// resumed from the journal is due at once.

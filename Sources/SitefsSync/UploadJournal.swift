@@ -156,16 +156,41 @@ final class UploadJournal: Sendable {
     /// that a save based on the same version is rebased onto ours.
     /// `rekeyed`: a newer save of a file this confirmation created, now aimed at the server
     /// item; in the same transaction, so a crash cannot leave it a create of a file that exists.
+    ///
+    /// The confirmation of a save whose bytes are in its row (`contentInJournal`), without a
+    /// follower, commits without waiting for the disk (synchronous=NORMAL for this one
+    /// commit; the next FULL commit flushes it, as WAL frames reach the disk in order). A
+    /// power cut that loses it loses nothing: the row comes back with its bytes, its
+    /// snapshot is written again, and sending it again finds the server holding exactly
+    /// those bytes, which a resumed save takes as its own upload (`UploadAttempt`).
     func confirmed(_ job: Uploader.Job, producing version: String, rekeyed follower: Uploader.Job? = nil) throws {
-        try queue.write { db in
-            try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [job.stagedPath])
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)").execute(
-                           arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
-            if let follower {
-                try db.cachedStatement(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?").execute(
-                               arguments: [follower.identifier.id, follower.baseVersion, follower.stagedPath])
-            }
+        let flushed = !job.contentInJournal || follower != nil
+        try queue.writeWithoutTransaction { db in
+            guard !flushed else { return try db.inTransaction { try Self.confirm(job, version, follower, in: db) } }
+            // Setting the pragma touches no file; FULL is set again before anything else runs
+            // on the connection, and a failure to is thrown like a failed commit.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            let committed = Result { try db.inTransaction { try Self.confirm(job, version, follower, in: db) } }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try committed.get()
         }
+    }
+
+    /// The connection's `PRAGMA synchronous` (2: FULL, what every other commit needs).
+    func synchronousSetting() throws -> Int {
+        try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
+    private static func confirm(_ job: Uploader.Job, _ version: String, _ follower: Uploader.Job?,
+                                in db: Database) throws -> Database.TransactionCompletion {
+        try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [job.stagedPath])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)").execute(
+                       arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+        if let follower {
+            try db.cachedStatement(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?").execute(
+                           arguments: [follower.identifier.id, follower.baseVersion, follower.stagedPath])
+        }
+        return .commit
     }
 
     /// Where a save goes and whether it failed, as the uploader holds it now: a new file

@@ -137,6 +137,7 @@ final class Uploader: @unchecked Sendable {
             var job = journaled
             if let content = job.content {
                 job.content = nil
+                job.contentInJournal = true
                 do throws(ProviderError) {
                     try ContentDirectory.restoreSnapshot(at: job.stagedPath, content: content)
                 } catch {
@@ -196,6 +197,7 @@ final class Uploader: @unchecked Sendable {
             }
             condition.lock()
             if identities.created(job.identifier) == nil {
+                if job.content != nil { job.contentInJournal = true }
                 job.content = nil
                 journalWrittenLocked()
                 let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile, openAfter: openAfter))

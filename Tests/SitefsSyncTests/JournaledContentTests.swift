@@ -110,3 +110,91 @@ final class JournaledContentTests {
         #expect(uploader.shutdown(waitingUpTo: .seconds(5)))
     }
 }
+
+/// A confirmation of a save whose bytes are in its row is committed without waiting for the
+/// disk: losing it in a power cut must lose nothing and make no conflict copy.
+@Suite(.serialized)
+final class UnflushedConfirmationTests {
+    private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-unflushed-\(UUID().uuidString)")
+    private let clock = MountClock.manual()
+    private let backend = InMemoryBackend()
+
+    init() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    private var journalPath: String { directory.appendingPathComponent("journal.sqlite").path }
+
+    private func uploader() throws -> Uploader {
+        var logger = Logger(label: "sitefs-unflushed-confirmation-test")
+        logger.logLevel = .critical
+        return try Uploader(backend: backend, journalPath: journalPath, parallelism: 1, delays: .uniform(.seconds(1)),
+                            userName: "tester", unlinker: BackgroundUnlinker(), clock: clock, logger: logger) { _ in }
+    }
+
+    /// The journal's files as they are now, or back as they were (`restore`).
+    private func copyJournal(restore: Bool) throws {
+        for suffix in ["", "-wal", "-shm"] {
+            let (from, to) = (journalPath + suffix, journalPath + suffix + ".kept")
+            let (source, target) = restore ? (to, from) : (from, to)
+            try? FileManager.default.removeItem(atPath: target)
+            if FileManager.default.fileExists(atPath: source) { try FileManager.default.copyItem(atPath: source, toPath: target) }
+        }
+    }
+
+    private func save(_ text: String, of file: ItemIdentifier, in parent: ItemIdentifier, basedOn version: String?,
+                      name: String) throws -> SaveJob {
+        let path = directory.appendingPathComponent(UUID().uuidString).path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return SaveJob(identifier: file, name: name, parent: parent, stagedPath: path, size: Int64(text.utf8.count),
+                       baseVersion: version, modified: nil, content: Array(text.utf8))
+    }
+
+    @Test func theConnectionCommitsDurablyAgainAfterAConfirmation() throws {
+        let journal = try UploadJournal(path: journalPath)
+        var job = try save("small", of: ItemIdentifier(site: "Harbour", id: "plan"), in: .site("Harbour"), basedOn: "v1",
+                           name: "plan.txt")
+        try journal.record(job)
+        job.contentInJournal = true
+        try journal.confirmed(job, producing: "v2")
+        #expect(try journal.synchronousSetting() == 2)
+        #expect(try journal.unfinished().isEmpty)
+        #expect(try journal.uploadedVersions()[job.identifier]?.result == "v2")
+    }
+
+    @Test func aConfirmationLostToAPowerCutIsSentAgainAsTheSameUpload() throws {
+        let site = backend.addSite("Harbour")
+        let plan = backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let edited = try save("second draft", of: plan, in: site, basedOn: try backend.item(plan).version, name: "plan.txt")
+        let created = try save("a new note", of: .local(in: site.site), in: site, basedOn: nil, name: "note.txt")
+        do {
+            let first = try uploader()
+            first.start(parallelism: 1)
+            try first.enqueue(edited)
+            try first.enqueue(created)
+            // The disk as the power cut will leave it: both saves recorded, nothing confirmed.
+            try copyJournal(restore: false)
+            clock.advance(by: .seconds(1))
+            #expect(first.waitUntilIdle(timeout: .seconds(10)))
+            #expect(first.shutdown(waitingUpTo: .seconds(5)))
+        }
+        #expect(backend.content(of: plan) == Array("second draft".utf8))
+        let versionAfter = try backend.item(plan).version
+        // The power cut took both confirmations and the snapshots' names.
+        try copyJournal(restore: true)
+        try? FileManager.default.removeItem(atPath: edited.stagedPath)
+        try? FileManager.default.removeItem(atPath: created.stagedPath)
+        let journal = try UploadJournal(path: journalPath)
+        #expect(try journal.unfinished().count == 2)
+
+        let second = try uploader()
+        second.start(parallelism: 1)
+        defer { second.shutdown(waitingUpTo: .seconds(5)) }
+        #expect(second.waitUntilIdle(timeout: .seconds(10)))
+        #expect(try backend.item(plan).version == versionAfter, "the same bytes were uploaded again as a new version")
+        #expect(backend.nodes(in: site).map(\.name).sorted() == ["note.txt", "plan.txt"], "a conflict copy was made")
+        #expect(try journal.unfinished().isEmpty)
+    }
+}
