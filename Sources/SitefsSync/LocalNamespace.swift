@@ -11,7 +11,12 @@ import SitefsConcurrency
 final class LocalNamespace: Sendable {
     private struct State {
         /// Files and folders made here, not on the server yet.
-        var created: [ItemIdentifier: ProviderItem] = [:]
+        private(set) var created: [ItemIdentifier: ProviderItem] = [:]
+        /// `created` by folder and name (compared as bytes): what a lookup of a name and a
+        /// listing ask, without passing over every file made here (a loop of new files
+        /// while the server is away, or faster than their uploads, made each create cost
+        /// as much as all the creates before it). Where two have one name, the later.
+        private(set) var createdIn: [ItemIdentifier: [NameKey: ItemIdentifier]] = [:]
         /// Server files shown somewhere else than where the server has them.
         var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]
         /// Server items removed here whose delete has not reached the server yet: no listing
@@ -19,6 +24,31 @@ final class LocalNamespace: Sendable {
         var removed: Set<ItemIdentifier> = []
         /// Server items whose chmod is journaled and not sent yet: shown with this mode.
         var modes: [ItemIdentifier: UInt16] = [:]
+
+        mutating func addCreated(_ item: ProviderItem) {
+            removeCreated(item.identifier)
+            created[item.identifier] = item
+            if let parent = item.parent { createdIn[parent, default: [:]][NameKey(item.name)] = item.identifier }
+        }
+
+        @discardableResult
+        mutating func removeCreated(_ identifier: ItemIdentifier) -> ProviderItem? {
+            guard let item = created.removeValue(forKey: identifier) else { return nil }
+            if let parent = item.parent, createdIn[parent]?[NameKey(item.name)] == identifier {
+                createdIn[parent]![NameKey(item.name)] = nil
+                if createdIn[parent]!.isEmpty { createdIn[parent] = nil }
+            }
+            return item
+        }
+
+        mutating func setCreatedMode(_ identifier: ItemIdentifier, to mode: UInt16) {
+            created[identifier]?.mode = mode
+        }
+
+        /// The files made here in `folder`.
+        func created(in folder: ItemIdentifier) -> [ProviderItem] {
+            (createdIn[folder]?.values).map { $0.compactMap { created[$0] } } ?? []
+        }
     }
 
     /// Lock order: last of the ranked locks (after the uploader's); nothing is taken under it.
@@ -26,22 +56,25 @@ final class LocalNamespace: Sendable {
 
     // MARK: Files created here
 
-    func addCreated(_ item: ProviderItem) { state.withLock { $0.created[item.identifier] = item } }
+    func addCreated(_ item: ProviderItem) { state.withLock { $0.addCreated(item) } }
 
-    func removeCreated(_ identifier: ItemIdentifier) { _ = state.withLock { $0.created.removeValue(forKey: identifier) } }
+    func removeCreated(_ identifier: ItemIdentifier) { state.withLock { $0.removeCreated(identifier) } }
 
     func created(_ identifier: ItemIdentifier) -> ProviderItem? { state.withLock { $0.created[identifier] } }
 
     /// The file created here that the mount shows as `name` in `folder`.
     func created(named name: String, in folder: ItemIdentifier) -> ProviderItem? {
-        state.withLock { state in state.created.values.first { $0.parent == folder && ItemName.same($0.name, name) } }
+        state.withLock { state in state.createdIn[folder]?[NameKey(name)].flatMap { state.created[$0] } }
     }
 
     /// A folder made here is on the server now (`folder`): what was made or moved into it
     /// here is shown there.
     func reparent(from local: ItemIdentifier, to folder: ItemIdentifier) {
         state.withLock { state in
-            for (identifier, item) in state.created where item.parent == local { state.created[identifier]!.parent = folder }
+            for var item in state.created(in: local) {
+                item.parent = folder
+                state.addCreated(item)
+            }
             for (identifier, position) in state.moved where position.parent == local {
                 state.moved[identifier] = (folder, position.name)
             }
@@ -72,7 +105,7 @@ final class LocalNamespace: Sendable {
 
     /// A chmod of something made here: it is made with it.
     func setCreatedMode(_ identifier: ItemIdentifier, to mode: UInt16) {
-        state.withLock { $0.created[identifier]?.mode = mode }
+        state.withLock { $0.setCreatedMode(identifier, to: mode) }
     }
 
     // MARK: Views
@@ -80,7 +113,7 @@ final class LocalNamespace: Sendable {
     /// True when a listing of `folder` from the server would not show what the mount shows.
     func touches(_ folder: ItemIdentifier) -> Bool {
         state.withLock { state in
-            state.created.values.contains { $0.parent == folder } || !state.moved.isEmpty || !state.removed.isEmpty
+            state.createdIn[folder] != nil || !state.moved.isEmpty || !state.removed.isEmpty
         }
     }
 
@@ -124,7 +157,7 @@ final class LocalNamespace: Sendable {
                 identifiers.append(identifier)
                 present.insert(identifier)
             }
-            for item in state.created.values where item.parent == folder && !present.contains(item.identifier) {
+            for item in state.created(in: folder) where !present.contains(item.identifier) {
                 // A new file hides a server item of its name: that is either its own create,
                 // made before a restart whose answer never came (the upload resolves it), or
                 // someone else's file, which the upload then keeps (saving this one under a
