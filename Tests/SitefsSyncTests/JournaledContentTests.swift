@@ -9,7 +9,8 @@ import Testing
 
 /// A small save's bytes kept in its journal row (`SaveJob.content`): its snapshot file is
 /// not fsynced, so a power cut may empty or lose it; the next start writes it again from
-/// the row, and what reaches the server is what close() was told is safe.
+/// the row, and what reaches the server is what close() was told is safe. Its confirmation
+/// is not flushed either: a power cut that loses it loses nothing.
 @Suite(.serialized)
 final class JournaledContentTests {
     private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-journaled-\(UUID().uuidString)")
@@ -41,14 +42,25 @@ final class JournaledContentTests {
                        baseVersion: version, modified: nil, content: Array(text.utf8))
     }
 
-    @Test func snapshotsAPowerCutEmptiedOrLostAreWrittenAgainAndUploaded() throws {
+    private func startedUploader() throws -> Uploader {
+        let uploader = try uploader()
+        uploader.start(parallelism: 1)
+        return uploader
+    }
+
+    /// A server file's small save and a small new file's, not queued yet.
+    private func editedAndCreated() throws -> (site: ItemIdentifier, plan: ItemIdentifier, edited: SaveJob, created: SaveJob) {
         let site = backend.addSite("Harbour")
         let plan = backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
         let edited = try save("second draft", of: plan, in: site, basedOn: try backend.item(plan).version, name: "plan.txt")
         let created = try save("a new note", of: .local(in: site.site), in: site, basedOn: nil, name: "note.txt")
+        return (site, plan, edited, created)
+    }
+
+    @Test func snapshotsAPowerCutEmptiedOrLostAreWrittenAgainAndUploaded() throws {
+        let (site, plan, edited, created) = try editedAndCreated()
         do {
-            let first = try uploader()
-            first.start(parallelism: 1)
+            let first = try startedUploader()
             try first.enqueue(edited)
             try first.enqueue(created)
             // Down before the settle delay passed: nothing was sent.
@@ -59,8 +71,7 @@ final class JournaledContentTests {
         #expect(truncate(edited.stagedPath, 0) == 0)
         try FileManager.default.removeItem(atPath: created.stagedPath)
 
-        let second = try uploader()
-        second.start(parallelism: 1)
+        let second = try startedUploader()
         defer { second.shutdown(waitingUpTo: .seconds(5)) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: edited.stagedPath)) == Data("second draft".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: created.stagedPath)) == Data("a new note".utf8))
@@ -109,30 +120,9 @@ final class JournaledContentTests {
         #expect(uploader.latestSave(of: job.identifier)?.content == nil)
         #expect(uploader.shutdown(waitingUpTo: .seconds(5)))
     }
-}
 
-/// A confirmation of a save whose bytes are in its row is committed without waiting for the
-/// disk: losing it in a power cut must lose nothing and make no conflict copy.
-@Suite(.serialized)
-final class UnflushedConfirmationTests {
-    private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-unflushed-\(UUID().uuidString)")
-    private let clock = MountClock.manual()
-    private let backend = InMemoryBackend()
-
-    init() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-
-    private var journalPath: String { directory.appendingPathComponent("journal.sqlite").path }
-
-    private func uploader() throws -> Uploader {
-        var logger = Logger(label: "sitefs-unflushed-confirmation-test")
-        logger.logLevel = .critical
-        return try Uploader(backend: backend, journalPath: journalPath, parallelism: 1, delays: .uniform(.seconds(1)),
-                            userName: "tester", unlinker: BackgroundUnlinker(), clock: clock, logger: logger) { _ in }
-    }
+    // A confirmation of a save whose bytes are in its row is committed without waiting for
+    // the disk: losing it in a power cut must lose nothing and make no conflict copy.
 
     /// The journal's files as they are now, or back as they were (`restore`).
     private func copyJournal(restore: Bool) throws {
@@ -142,14 +132,6 @@ final class UnflushedConfirmationTests {
             try? FileManager.default.removeItem(atPath: target)
             if FileManager.default.fileExists(atPath: source) { try FileManager.default.copyItem(atPath: source, toPath: target) }
         }
-    }
-
-    private func save(_ text: String, of file: ItemIdentifier, in parent: ItemIdentifier, basedOn version: String?,
-                      name: String) throws -> SaveJob {
-        let path = directory.appendingPathComponent(UUID().uuidString).path
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return SaveJob(identifier: file, name: name, parent: parent, stagedPath: path, size: Int64(text.utf8.count),
-                       baseVersion: version, modified: nil, content: Array(text.utf8))
     }
 
     @Test func theConnectionCommitsDurablyAgainAfterAConfirmation() throws {
@@ -165,13 +147,9 @@ final class UnflushedConfirmationTests {
     }
 
     @Test func aConfirmationLostToAPowerCutIsSentAgainAsTheSameUpload() throws {
-        let site = backend.addSite("Harbour")
-        let plan = backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
-        let edited = try save("second draft", of: plan, in: site, basedOn: try backend.item(plan).version, name: "plan.txt")
-        let created = try save("a new note", of: .local(in: site.site), in: site, basedOn: nil, name: "note.txt")
+        let (site, plan, edited, created) = try editedAndCreated()
         do {
-            let first = try uploader()
-            first.start(parallelism: 1)
+            let first = try startedUploader()
             try first.enqueue(edited)
             try first.enqueue(created)
             // The disk as the power cut will leave it: both saves recorded, nothing confirmed.
@@ -189,8 +167,7 @@ final class UnflushedConfirmationTests {
         let journal = try UploadJournal(path: journalPath)
         #expect(try journal.unfinished().count == 2)
 
-        let second = try uploader()
-        second.start(parallelism: 1)
+        let second = try startedUploader()
         defer { second.shutdown(waitingUpTo: .seconds(5)) }
         #expect(second.waitUntilIdle(timeout: .seconds(10)))
         #expect(try backend.item(plan).version == versionAfter, "the same bytes were uploaded again as a new version")
