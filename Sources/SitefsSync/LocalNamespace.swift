@@ -13,9 +13,9 @@ final class LocalNamespace: Sendable {
         /// Files and folders made here, not on the server yet.
         private(set) var created: [ItemIdentifier: ProviderItem] = [:]
         /// `created` by folder and name (compared as bytes): what a lookup of a name and a
-        /// listing ask, without passing over every file made here (a loop of new files
-        /// while the server is away, or faster than their uploads, made each create cost
-        /// as much as all the creates before it). Where two have one name, the later.
+        /// listing ask, at a cost that does not grow with the files waiting to be sent (a
+        /// loop of new files while the server is away, or faster than their uploads).
+        /// Where two have one name, the later.
         private(set) var createdIn: [ItemIdentifier: [NameKey: ItemIdentifier]] = [:]
         /// Server files shown somewhere else than where the server has them.
         var moved: [ItemIdentifier: (parent: ItemIdentifier, name: String)] = [:]

@@ -94,9 +94,9 @@ public struct SaveJob: Sendable {
     /// (its creator's umask, or a chmod before it reached the server). Nil: the server's.
     public var mode: UInt16?
     /// The snapshot's bytes, for one of at most `journaledContentLimit`: the journal row
-    /// keeps them, so the save is durable with the row's one commit and the snapshot file
-    /// need not be fsynced first (a new small file's close cost three disk flushes, now
-    /// one). At the next start a snapshot the disk lost is written again from the row.
+    /// keeps them, so the save is durable with the row's one commit, and neither the
+    /// snapshot file nor the staging folder is fsynced (one disk flush per save, not
+    /// three). At the next start a snapshot the disk lost is written again from the row.
     /// Dropped from the job once journaled: the queue never holds file content.
     public var content: [UInt8]?
     /// Its bytes are in its journal row (it was journaled with `content`): the row's

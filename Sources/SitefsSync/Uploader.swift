@@ -130,7 +130,9 @@ final class Uploader: @unchecked Sendable {
     }
 
     /// Queues the journal's saves and renames again: per file the newest save, failed ones
-    /// as failures. Deletes an earlier run had started are kept for files with saves left.
+    /// as failures, each small one's snapshot first made whole again from its row (a power
+    /// cut may have emptied or lost it). Deletes an earlier run had started are kept for
+    /// files with saves left.
     private func resume() throws {
         var resumed = 0
         for (journaled, failure) in try journal.unfinished() {
