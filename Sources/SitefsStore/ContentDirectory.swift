@@ -106,23 +106,26 @@ public struct ContentDirectory: Sendable {
         guard ftruncate(file, off_t(content.count)) == 0, fsync(file) == 0 else {
             throw .localIO("write \(path): \(Self.lastError)")
         }
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        defer { if directory >= 0 { close(directory) } }
-        guard directory >= 0, fsync(directory) == 0 else { throw .localIO("fsync \(folder): \(lastError)") }
+        try syncFolder(URL(fileURLWithPath: path).deletingLastPathComponent().path)
     }
 
     /// Makes a new snapshot's name in staging durable, not only its bytes: after a crash
     /// the journal names it, and a file whose directory entry was lost is a lost edit.
     /// Removes the snapshot `staged` when that fails.
     private func syncStaging(orRemove staged: String) throws(ProviderError) {
-        let directory = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        defer { if directory >= 0 { close(directory) } }
-        guard directory >= 0, fsync(directory) == 0 else {
-            let error = ProviderError.localIO("fsync \(staging.path): \(Self.lastError)")
+        do throws(ProviderError) {
+            try Self.syncFolder(staging.path)
+        } catch {
             unlink(staged)
             throw error
         }
+    }
+
+    /// Makes the names in `folder` durable (an fsync of the folder).
+    private static func syncFolder(_ folder: String) throws(ProviderError) {
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if directory >= 0 { close(directory) } }
+        guard directory >= 0, fsync(directory) == 0 else { throw .localIO("fsync \(folder): \(lastError)") }
     }
 
     /// The whole content of `descriptor` (read from offset 0) when it is exactly `size`
