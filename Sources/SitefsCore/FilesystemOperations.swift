@@ -31,6 +31,9 @@ public protocol FilesystemOperations: AnyObject, Sendable {
     func readDirectory(_ inode: InodeNumber, handle: HandleID, offset: UInt64, plus: Bool, context: RequestContext,
                        emit: (DirectoryEntry) -> Bool) throws(Errno)
     func releaseDirectory(_ inode: InodeNumber, handle: HandleID)
+    /// fsyncdir(2)'s request: what was removed from the folder survives a power cut once
+    /// this returns (on a document server, every removal the mount has recorded).
+    func syncDirectory(_ inode: InodeNumber, handle: HandleID) throws(Errno)
 
     func open(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply
     func create(parent: InodeNumber, name: FileName, mode: UInt32, flags: Int32, context: RequestContext) throws(Errno) -> (Entry, OpenReply)

@@ -126,6 +126,16 @@ extension SitefsFilesystem {
         }
     }
 
+    /// The journal commits deletes and rmdirs without waiting for the disk, as POSIX asks
+    /// only this call to make them durable: here it flushes them, whatever the folder.
+    public func syncDirectory(_ inode: InodeNumber, handle: HandleID) throws(Errno) {
+        do {
+            try sync.makeRemovalsDurable()
+        } catch {
+            throw errorNumber(for: error, "fsyncdir")
+        }
+    }
+
     public func releaseDirectory(_ inode: InodeNumber, handle: HandleID) {
         if VirtualFolders.isVirtualHandle(handle) { return virtual.close(handle) }
         if let fetch = handles.removeDirectory(handle)?.fetch { cache.endRead(fetch) }  // a no-op once stored

@@ -3,7 +3,8 @@ import Glibc
 import SitefsCore
 import SystemPackage
 
-/// opendir, readdir(plus), releasedir and the requests that change a directory's names.
+/// opendir, readdir(plus), releasedir, fsyncdir and the requests that change a directory's
+/// names.
 enum DirectoryHandlers {
     static func open(_ request: fuse_req_t, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
         let reply = Reply(request)
@@ -54,6 +55,17 @@ enum DirectoryHandlers {
         let reply = Reply(request)
         SessionState.of(request).operations.releaseDirectory(inode, handle: RequestArguments.handle(info))
         reply.success()
+    }
+
+    static func sync(_ request: fuse_req_t, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
+        let reply = Reply(request)
+        let handle = RequestArguments.handle(info)
+        let operations = SessionState.of(request).operations
+        let result = Result { () throws(Errno) in try operations.syncDirectory(inode, handle: handle) }
+        switch result {
+        case .success: reply.success()
+        case .failure(let error): reply.error(error)
+        }
     }
 
     /// `mode` is passed as permission bits only: the kernel has already applied the

@@ -12,8 +12,8 @@ import SitefsCore
 ///
 /// libfuse copies the table in `fuse_session_new`, so the returned value need not outlive
 /// that call. Operations left nil (access, locks, fallocate, ioctl, poll, bmap,
-/// lseek, copy_file_range, fsyncdir, ...) are answered ENOSYS by libfuse; the kernel then
-/// stops asking, or (access, fsyncdir) treats the answer as success.
+/// lseek, copy_file_range, ...) are answered ENOSYS by libfuse; the kernel then stops
+/// asking, or (access) treats the answer as success.
 func makeLowLevelOperations() -> fuse_lowlevel_ops {
     var operations = fuse_lowlevel_ops()
 
@@ -51,6 +51,9 @@ func makeLowLevelOperations() -> fuse_lowlevel_ops {
     }
     operations.releasedir = { request, inode, info in
         DirectoryHandlers.release(request!, inode, info)
+    }
+    operations.fsyncdir = { request, inode, _, info in
+        DirectoryHandlers.sync(request!, inode, info)
     }
     operations.mkdir = { request, parent, name, mode in
         DirectoryHandlers.make(request!, parent, name, mode)

@@ -28,6 +28,11 @@ public struct NamespaceOperation: Sendable, Equatable {
 
         /// Whether it makes the item `identifier` stands for (which is local until then).
         var makesItem: Bool { self == .makeFolder || self == .makeSymlink }
+
+        /// A delete or rmdir: what POSIX makes durable only once its folder is fsynced
+        /// (`unlink(2)`, `rmdir(2)`), so its journal commits need not wait for the disk
+        /// (see `UploadJournal.record(_:)`).
+        var removes: Bool { self == .deleteFile || self == .removeFolder }
     }
 
     public var kind: Kind

@@ -307,6 +307,16 @@ public final class SyncEngine: @unchecked Sendable {
     /// `sitefs retry`: failed saves are queued again.
     public func retryFailed() { uploader.retryFailed() }
 
+    /// fsyncdir: every delete and rmdir made so far survives a power cut once this returns
+    /// (POSIX keeps an unlink only once its folder is fsynced, and so does the journal).
+    public func makeRemovalsDurable() throws(SyncError) {
+        do {
+            try uploader.syncJournal()
+        } catch {
+            throw .journal
+        }
+    }
+
     /// Pins and the records of kept copies: durable when this returns.
     public func changePins(_ change: PinChange) throws {
         switch change {

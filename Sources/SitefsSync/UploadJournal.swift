@@ -3,13 +3,15 @@ import GRDB
 import SitefsAPI
 import SitefsProvider
 import SitefsStore
+import Synchronization
 
 /// The durable record of saves not yet confirmed by the server (`CACHE_DIR/journal.sqlite`,
 /// WAL, synchronous=FULL). A save is committed here before close()/fsync() return, after its
 /// snapshot was fsynced, or with a small snapshot's bytes in the row (`SaveJob.content`); a
 /// row goes away only when the server confirmed that content. A
 /// mount started on the same cache dir resumes from it, so an edit survives `kill -9`, a
-/// reboot and a server outage.
+/// reboot and a server outage. Deletes and rmdirs are kept as POSIX keeps them: through
+/// `kill -9` at once, through a power cut once their folder is fsynced (`record(_:)`).
 ///
 /// Its statements are compiled once per connection and kept (`cachedStatement`): a folder of
 /// 1,000 new files or deletes runs the same few statements thousands of times, and compiling
@@ -21,6 +23,10 @@ import SitefsStore
 /// uploader decides the consequence (see `Uploader.write(_:)` and `JournalWrite`).
 final class UploadJournal: Sendable {
     private let queue: DatabaseQueue
+    /// Commits made without waiting for the disk since the last flushed one: what `flush()`
+    /// has to make durable (none: it has nothing to do). Changed only inside the queue's
+    /// writes (`write(flushed:_:)`, `flush()`), which are serial; read by tests.
+    private let unflushed = Mutex(0)
 
     /// Throws `JournalUnwritable` when the journal cannot be opened and written (a
     /// read-only file or filesystem, a full disk): a mount whose every save would fail must
@@ -117,7 +123,7 @@ final class UploadJournal: Sendable {
     /// A delete an earlier run recorded as on its way (`pendingDeletes`; runs before deletes
     /// were queued operations wrote these) is settled: its row goes.
     func clearDelete(_ identifier: ItemIdentifier) throws {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: true) { db in
             try db.cachedStatement(sql: "DELETE FROM deletes WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
     }
@@ -132,7 +138,7 @@ final class UploadJournal: Sendable {
     /// snapshot (a new file's save become a save of the file it replaced) keeps the row's
     /// content when it carries none: the queue's jobs never do.
     func record(_ job: Uploader.Job) throws {
-        try queue.writeWithoutTransaction { db in try Self.insert(job, into: db) }
+        try write(flushed: true) { db in try Self.insert(job, into: db) }
     }
 
     private static func insert(_ job: Uploader.Job, into db: Database) throws {
@@ -149,7 +155,7 @@ final class UploadJournal: Sendable {
 
     /// Forgets a save (replaced by a newer one of the same file, or moot).
     func drop(stagedPath: String) throws {
-        try queue.writeWithoutTransaction { db in try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [stagedPath]) }
+        try write(flushed: true) { db in try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [stagedPath]) }
     }
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so
@@ -164,21 +170,58 @@ final class UploadJournal: Sendable {
     /// snapshot is written again, and sending it again finds the server holding exactly
     /// those bytes, which a resumed save takes as its own upload (`UploadAttempt`).
     func confirmed(_ job: Uploader.Job, producing version: String, rekeyed follower: Uploader.Job? = nil) throws {
-        let flushed = !job.contentInJournal || follower != nil
-        try queue.writeWithoutTransaction { db in
-            guard !flushed else { return try db.inTransaction { try Self.confirm(job, version, follower, in: db) } }
-            // Setting the pragma touches no file; FULL is set again before anything else runs
-            // on the connection, and a failure to is thrown like a failed commit.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            let committed = Result { try db.inTransaction { try Self.confirm(job, version, follower, in: db) } }
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            try committed.get()
+        try write(flushed: !job.contentInJournal || follower != nil) { db in
+            try db.inTransaction { try Self.confirm(job, version, follower, in: db) }
         }
     }
 
-    /// The connection's `PRAGMA synchronous` (2: FULL, what every other commit needs).
+    /// The connection's `PRAGMA synchronous` (2: FULL, what every commit needs unless it
+    /// says otherwise).
     func synchronousSetting() throws -> Int {
         try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
+    }
+
+    /// Makes every commit so far durable: one FULL commit flushes the WAL, and with it the
+    /// frames of every commit before it that did not wait for the disk (the deletes FUSE's
+    /// fsyncdir asks to be kept). The `probe` row comes and goes in it, so that the commit
+    /// writes a page and is flushed.
+    func flush() throws {
+        try queue.writeWithoutTransaction { db in
+            guard unflushed.withLock({ $0 }) > 0 else { return }
+            try db.inTransaction {
+                try db.cachedStatement(sql: "INSERT INTO probe VALUES (1)").execute()
+                try db.cachedStatement(sql: "DELETE FROM probe").execute()
+                return .commit
+            }
+            unflushed.withLock { $0 = 0 }
+        }
+    }
+
+    /// Commits not on the disk yet (see `flush()`).
+    var unflushedCommits: Int { unflushed.withLock { $0 } }
+
+    /// Every write of the journal: `body`'s commits with synchronous=FULL (`flushed`, each on
+    /// the disk when it returns) or NORMAL (written to the WAL, which survives the daemon's
+    /// death, but not flushed: the next FULL commit flushes them with its own, as WAL frames
+    /// reach the disk in order; a power cut before then may lose them). A commit that
+    /// changed no row wrote no page and flushed nothing. Setting the pragma touches no file;
+    /// FULL is set again before anything else runs on the connection, and a failure to is
+    /// thrown like a failed commit.
+    private func write<T>(flushed: Bool, _ body: (Database) throws -> T) throws -> T {
+        try queue.writeWithoutTransaction { db in
+            let changesBefore = db.totalChangesCount
+            guard !flushed else {
+                let result = try body(db)
+                if db.totalChangesCount != changesBefore { unflushed.withLock { $0 = 0 } }
+                return result
+            }
+            try db.cachedStatement(sql: "PRAGMA synchronous = NORMAL").execute()
+            let committed = Result { try body(db) }
+            try db.cachedStatement(sql: "PRAGMA synchronous = FULL").execute()
+            let result = try committed.get()
+            if db.totalChangesCount != changesBefore { unflushed.withLock { $0 += 1 } }
+            return result
+        }
     }
 
     private static func confirm(_ job: Uploader.Job, _ version: String, _ follower: Uploader.Job?,
@@ -197,7 +240,7 @@ final class UploadJournal: Sendable {
     /// renamed before its upload is created under the new name; a failed save stays for
     /// `sitefs retry` (`failure` nil: queued again). The row keeps its place in the order.
     func update(_ job: Uploader.Job, failure: String?) throws {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: true) { db in
             try db.cachedStatement(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ?, mode = ? WHERE staged_path = ?").execute(
                            arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.mode.map { Int64($0) },
                                        job.stagedPath])
@@ -236,7 +279,7 @@ final class UploadJournal: Sendable {
     // MARK: Deferred renames
 
     func recordRename(_ rename: Uploader.RenameJob) throws {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: true) { db in
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO renames (site, id, name, parent, server_name, server_parent, after_operation)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -247,7 +290,7 @@ final class UploadJournal: Sendable {
     }
 
     func dropRename(_ identifier: ItemIdentifier) throws {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: true) { db in
             try db.cachedStatement(sql: "DELETE FROM renames WHERE site = ? AND id = ?").execute(arguments: [identifier.site, identifier.id])
         }
     }
@@ -267,9 +310,14 @@ final class UploadJournal: Sendable {
 
     // MARK: Namespace operations made offline
 
-    /// Commits an operation (durable when this returns) and gives it its place in the order.
+    /// Commits an operation and gives it its place in the order. Durable when this returns,
+    /// except a delete or rmdir (`Kind.removes`), which POSIX makes durable only once its
+    /// folder is fsynced: it commits without waiting for the disk (see `write(flushed:_:)`),
+    /// and fsyncdir (`flush()`) or the next save's commit flushes it. A power cut before that
+    /// may lose it, and the file is shown again as the server still has it. An `rm -r` of
+    /// 1,000 files waited for 1,000 flushes, each under the uploader's lock.
     func record(_ operation: NamespaceOperation) throws -> Int64 {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: !operation.kind.removes) { db in
             try db.cachedStatement(sql: """
                 INSERT INTO operations (kind, site, id, name, parent, base_version, folders, mode, target)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -284,7 +332,7 @@ final class UploadJournal: Sendable {
     /// An operation not sent yet changed (a folder made here renamed before it went, or its
     /// parent now known on the server).
     func update(_ operation: NamespaceOperation) throws {
-        try queue.writeWithoutTransaction { db in
+        try write(flushed: true) { db in
             try db.cachedStatement(sql: "UPDATE operations SET id = ?, name = ?, parent = ?, folders = ?, mode = ? WHERE seq = ?").execute(
                            arguments: [operation.identifier.id, operation.name, operation.parent?.id, operation.folders?.encoded,
                                        operation.mode.map { Int64($0) }, operation.sequence])
@@ -294,22 +342,30 @@ final class UploadJournal: Sendable {
     /// Done (or dropped): the row goes; for a folder made here, what the server made of it is
     /// remembered in the same transaction, so saves and renames aimed at the local folder
     /// find it after a restart.
+    /// A delete's or rmdir's row goes without waiting for the disk: one a power cut brings
+    /// back is sent again and finds the item gone.
     func finished(_ operation: NamespaceOperation, madeFolder: ItemIdentifier? = nil) throws {
-        try queue.write { db in
-            try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?").execute(arguments: [operation.sequence])
-            if let madeFolder {
-                try db.cachedStatement(sql: "INSERT OR REPLACE INTO made_folders VALUES (?, ?, ?)").execute(
-                               arguments: [operation.identifier.site, operation.identifier.id, madeFolder.id])
+        try write(flushed: !operation.kind.removes || madeFolder != nil) { db in
+            try db.inTransaction {
+                try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?").execute(arguments: [operation.sequence])
+                if let madeFolder {
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO made_folders VALUES (?, ?, ?)").execute(
+                                   arguments: [operation.identifier.site, operation.identifier.id, madeFolder.id])
+                }
+                return .commit
             }
         }
     }
 
     /// Several operations finished together (an rmdir and the deletes it carried): their
-    /// rows go in one commit.
+    /// rows go in one commit, which does not wait for the disk when all are removals.
     func finished(_ operations: [NamespaceOperation]) throws {
-        try queue.write { db in
-            let delete = try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?")
-            for operation in operations { try delete.execute(arguments: [operation.sequence]) }
+        try write(flushed: !operations.allSatisfy(\.kind.removes)) { db in
+            try db.inTransaction {
+                let delete = try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?")
+                for operation in operations { try delete.execute(arguments: [operation.sequence]) }
+                return .commit
+            }
         }
     }
 

@@ -32,6 +32,21 @@ extension Uploader {
         return operation
     }
 
+    /// fsyncdir: the deletes and rmdirs recorded so far, committed without waiting for the
+    /// disk (`UploadJournal.record(_:)`), are on it when this returns. Throws when the journal
+    /// cannot be written (said in `sitefs status` like any failed journal write). The
+    /// journal serializes its own writes, so the lock is taken only to report a failure.
+    public func syncJournal() throws {
+        do {
+            try journal.flush()
+        } catch {
+            condition.lock()
+            defer { condition.unlock() }
+            journalFailedLocked("fsync of a folder", error, refused: true)
+            throw error
+        }
+    }
+
     /// Sends the queued operations now (deletes stop waiting for more in their folders) and
     /// waits until none is left, so that a change made on the server at once goes after them.
     /// False on timeout (the caller queues its change instead).

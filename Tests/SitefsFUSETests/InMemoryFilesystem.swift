@@ -285,6 +285,7 @@ final class InMemoryFilesystem: FilesystemOperations {
     }
 
     func fsync(_ inode: InodeNumber, handle: HandleID, dataOnly: Bool) throws(Errno) {}
+    func syncDirectory(_ inode: InodeNumber, handle: HandleID) throws(Errno) {}
 
     /// Links are not part of what these adapter tests exercise.
     func makeSymlink(parent: InodeNumber, name: FileName, target: [UInt8], context: RequestContext) throws(Errno) -> Entry {

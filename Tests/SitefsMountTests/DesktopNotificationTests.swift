@@ -81,8 +81,9 @@ extension DesktopNotificationTests {
 
 extension DesktopNotificationTests {
     /// The cache folder's disk fills up: a save that cannot be journaled fails its close()
-    /// with EIO, the local copy keeps the edit, `sitefs status` and a notification say why;
-    /// with room again the next save goes through and the status clears.
+    /// with EIO, and so does an fsync of a folder whose delete cannot be flushed; the local
+    /// copy keeps the edit, `sitefs status` and a notification say why; with room again the
+    /// next save goes through and the status clears.
     @Test(.enabled(if: SmallDisk.canMount, "needs root to mount a small tmpfs"))
     func aJournalThatCannotBeWrittenFailsTheSaveKeepsTheEditAndIsNotified() throws {
         let fixture = try MountFixture(mounting: false)
@@ -91,6 +92,11 @@ extension DesktopNotificationTests {
         fixture.mount.onTearDown { disk.unmount() }  // after the daemon is gone
         let bus = try mountOnAPrivateBus(fixture)
         defer { bus.stop() }
+
+        // Deleted before the disk fills: recorded, not flushed until its folder is fsynced.
+        #expect(try fixture.shell("printf 'old\\n' > Riverside/old.txt").status == 0)
+        #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
+        #expect(try fixture.shell("rm Riverside/old.txt").status == 0)
 
         // Written before the disk fills (a write-only handle's writes reach the daemon at
         // once), closed after: staging links the copy, the journal needs a new page.
@@ -103,6 +109,7 @@ extension DesktopNotificationTests {
         let closed = close(descriptor)
         let closeError = errno
         #expect(closed == -1 && closeError == EIO, "close() of a save that cannot be journaled: \(closed), errno \(closeError)")
+        #expect(fsyncFolder(fixture.path("Riverside")) == EIO, "fsync of a folder whose delete cannot be flushed")
 
         let status = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(status.out.contains("journal: the upload journal cannot be written"), "\(status.out)")
@@ -112,12 +119,22 @@ extension DesktopNotificationTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "kept on this computer\n", "the edit is gone")
 
         disk.free()
+        #expect(fsyncFolder(fixture.path("Riverside")) == 0)
         let again = try fixture.shell("printf 'saved once there was room\\n' > Riverside/minutes.txt")
         #expect(again.status == 0, "\(again.err)")
         #expect(try fixture.sitefs(["sync", fixture.mountpoint.path]).status == 0)
         #expect(try fixture.serverContent("Riverside/minutes.txt") == "saved once there was room\n")
         let clear = try fixture.sitefs(["status", fixture.mountpoint.path])
         #expect(!clear.out.contains("journal:"), "\(clear.out)")
+        #expect(try fixture.serverItem("Riverside/old.txt") == nil, "the delete did not reach the server")
+    }
+
+    /// fsync(2) of a folder: 0, or the errno it failed with.
+    private func fsyncFolder(_ path: String) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0 ? 0 : errno
     }
 }
 

@@ -88,6 +88,22 @@ final class JournalFailureTests {
         #expect(backend.content(of: plan) == Array("fourth draft".utf8))
     }
 
+    /// fsyncdir after `rm` with the disk full: the deletes cannot be made to survive a power
+    /// cut, and the caller is told (EIO) rather than promised they will; with room again it is.
+    @Test func aFolderFsyncThatCannotFlushTheDeletesFailsAndSaysSo() throws {
+        let site = backend.addSite("Harbour")
+        let plan = backend.add("plan.txt", in: site, kind: .file, content: Array("v1".utf8))
+        let uploader = try uploader()
+        defer { uploader.shutdown() }  // never started: the delete stays queued
+        try uploader.enqueueOperation(NamespaceOperation(kind: .deleteFile, identifier: plan, name: "plan.txt", parent: site,
+                                                         baseVersion: try version(of: plan)))
+        try disk.fill()
+        #expect(throws: (any Error).self) { try uploader.syncJournal() }
+        #expect(uploader.status.journalProblem != nil, "sitefs status does not say the journal cannot be written")
+        disk.free()
+        try uploader.syncJournal()
+    }
+
     /// The mount stops while the journal still owes a write: the next run replays the row it
     /// kept, finds its own bytes on the server and makes neither a duplicate nor a loss.
     @Test func aRestartWhileWritesAreOwedReplaysWithoutALossOrADuplicate() throws {
