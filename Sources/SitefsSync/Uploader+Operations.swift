@@ -28,7 +28,9 @@ extension Uploader {
             logger.debug("rmdir \(operation.name): takes \(operation.absorbed.count) deletes along")
         }
         operations.append(operation, at: clock.now)
-        condition.broadcast()
+        // Nothing but a worker waits for an operation to be queued; a delete waiting for its
+        // folder's next ones wakes none (each of `rm -r`'s woke every worker for nothing).
+        if let due = operations.firstDue, workersNeedWaking(for: due) { condition.broadcast() }
         return operation
     }
 

@@ -499,11 +499,11 @@ final class Uploader: @unchecked Sendable {
         }
     }
 
-    /// Whether a save due at `due` needs the workers woken: not when none waits (each looks
-    /// at the queue again when its upload is over) or one wakes by itself by then. Waking
+    /// Whether work due at `due` needs the workers woken: not when none waits (each looks
+    /// at the queue again when its work is over) or one wakes by itself by then. Waking
     /// every worker for every save made each of 1,000 quick creates rescan all the others.
     /// Call with `condition` locked.
-    private func workersNeedWaking(for due: ContinuousClock.Instant) -> Bool {
+    func workersNeedWaking(for due: ContinuousClock.Instant) -> Bool {
         if sleepersWithoutDeadline > 0 { return true }
         guard let earliest = wakeTimes.values.min() else { return false }
         return earliest > due
