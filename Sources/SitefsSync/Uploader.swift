@@ -115,6 +115,20 @@ final class Uploader: @unchecked Sendable {
         try resume()
     }
 
+    /// A small save's snapshot cannot be written again from its journal row (the cache
+    /// folder's disk refuses it). The mount must not start: the save could neither be sent
+    /// nor shown, and the file would read as the server's older version. Nothing is lost:
+    /// the row keeps the bytes for the next start.
+    struct SnapshotUnrestorable: Error, CustomStringConvertible {
+        let name: String
+        let path: String
+        let underlying: ProviderError
+        var description: String {
+            "the save of \(name) cannot be written again to \(path) from the upload journal (\(underlying)); "
+                + "the edit is kept in the journal: make room in the cache folder and mount again"
+        }
+    }
+
     /// Starts the upload threads (after the filesystem has read what was resumed).
     public func start(parallelism: Int) {
         condition.lock()
@@ -131,8 +145,9 @@ final class Uploader: @unchecked Sendable {
 
     /// Queues the journal's saves and renames again: per file the newest save, failed ones
     /// as failures, each small one's snapshot first made whole again from its row (a power
-    /// cut may have emptied or lost it). Deletes an earlier run had started are kept for
-    /// files with saves left.
+    /// cut may have emptied or lost it; when it cannot be, the mount does not start:
+    /// `SnapshotUnrestorable`). Deletes an earlier run had started are kept for files with
+    /// saves left.
     private func resume() throws {
         var resumed = 0
         for (journaled, failure) in try journal.unfinished() {
@@ -143,9 +158,7 @@ final class Uploader: @unchecked Sendable {
                 do throws(ProviderError) {
                     try ContentDirectory.restoreSnapshot(at: job.stagedPath, content: content)
                 } catch {
-                    // Not queued: its bytes stay in the row, written again at the next start.
-                    logger.error("cannot write the snapshot of \(job.name) again from the journal, left for the next start: \(error)")
-                    continue
+                    throw SnapshotUnrestorable(name: job.name, path: job.stagedPath, underlying: error)
                 }
             }
             if let failure {

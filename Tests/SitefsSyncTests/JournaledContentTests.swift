@@ -81,6 +81,27 @@ final class JournaledContentTests {
         #expect(backend.content(of: note.identifier) == Array("a new note".utf8))
     }
 
+    /// A snapshot that cannot be written again (here a folder stands at its path): the
+    /// uploader, and so the mount, does not start, says why, and the row keeps the bytes.
+    @Test func aSnapshotThatCannotBeWrittenAgainStopsTheStartAndKeepsItsRow() throws {
+        let (_, _, edited, _) = try editedAndCreated()
+        do {
+            let first = try uploader()  // never started: the save stays in the journal
+            try first.enqueue(edited)
+            first.shutdown()
+        }
+        try FileManager.default.removeItem(atPath: edited.stagedPath)
+        try FileManager.default.createDirectory(atPath: edited.stagedPath, withIntermediateDirectories: false)
+        #expect { _ = try self.uploader() } throws: { error in
+            "\(error)".contains("the save of plan.txt cannot be written again")
+        }
+        try FileManager.default.removeItem(atPath: edited.stagedPath)
+        let reopened = try uploader()
+        defer { reopened.shutdown() }
+        #expect(reopened.latestSave(of: edited.identifier)?.stagedPath == edited.stagedPath)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: edited.stagedPath)) == Data("second draft".utf8))
+    }
+
     @Test func aSnapshotStillWholeIsLeftAsItIs() throws {
         let path = staging.appendingPathComponent("whole").path
         try Data("kept".utf8).write(to: URL(fileURLWithPath: path))
