@@ -314,8 +314,8 @@ final class UploadJournal: Sendable {
     /// except a delete or rmdir (`Kind.removes`), which POSIX makes durable only once its
     /// folder is fsynced: it commits without waiting for the disk (see `write(flushed:_:)`),
     /// and fsyncdir (`flush()`) or the next save's commit flushes it. A power cut before that
-    /// may lose it, and the file is shown again as the server still has it. An `rm -r` of
-    /// 1,000 files waited for 1,000 flushes, each under the uploader's lock.
+    /// may lose it, and the file is shown again as the server still has it. (Flushed, an
+    /// `rm -r` of 1,000 files would wait for 1,000 flushes, each under the uploader's lock.)
     func record(_ operation: NamespaceOperation) throws -> Int64 {
         try write(flushed: !operation.kind.removes) { db in
             try db.cachedStatement(sql: """
@@ -341,9 +341,8 @@ final class UploadJournal: Sendable {
 
     /// Done (or dropped): the row goes; for a folder made here, what the server made of it is
     /// remembered in the same transaction, so saves and renames aimed at the local folder
-    /// find it after a restart.
-    /// A delete's or rmdir's row goes without waiting for the disk: one a power cut brings
-    /// back is sent again and finds the item gone.
+    /// find it after a restart. A delete's or rmdir's row goes without waiting for the disk:
+    /// one a power cut brings back is sent again and finds the item gone.
     func finished(_ operation: NamespaceOperation, madeFolder: ItemIdentifier? = nil) throws {
         try write(flushed: !operation.kind.removes || madeFolder != nil) { db in
             try db.inTransaction {

@@ -28,22 +28,24 @@ extension Uploader {
             logger.debug("rmdir \(operation.name): takes \(operation.absorbed.count) deletes along")
         }
         operations.append(operation, at: clock.now)
-        // Nothing but a worker waits for an operation to be queued; a delete waiting for its
-        // folder's next ones wakes none (each of `rm -r`'s woke every worker for nothing).
+        // Nothing but a worker waits for an operation to be queued, and a delete that waits
+        // for its folder's next ones is due later than any sleeping worker wakes.
         if let due = operations.firstDue, workersNeedWaking(for: due) { condition.broadcast() }
         return operation
     }
 
     /// fsyncdir: the deletes and rmdirs recorded so far, committed without waiting for the
     /// disk (`UploadJournal.record(_:)`), are on it when this returns. Throws when the journal
-    /// cannot be written (said in `sitefs status` like any failed journal write). The
-    /// journal serializes its own writes, so the lock is taken only to report a failure.
+    /// cannot be written (said in `sitefs status` like any failed journal write, until a
+    /// write goes through). The journal serializes its own writes: the lock is taken only to
+    /// report the outcome.
     public func syncJournal() throws {
-        do {
-            try journal.flush()
-        } catch {
-            condition.lock()
-            defer { condition.unlock() }
+        let flushed = Result { try journal.flush() }
+        condition.lock()
+        defer { condition.unlock() }
+        switch flushed {
+        case .success: journalWrittenLocked()
+        case .failure(let error):
             journalFailedLocked("fsync of a folder", error, refused: true)
             throw error
         }
