@@ -47,8 +47,10 @@ public struct ServerStorage: Sendable {
         try await BlobCollector(metadata: metadata, blobs: blobs).collect(gracePeriod: gracePeriod, now: now)
     }
 
-    /// Closes the database connections (PostgreSQL: the pool and its listener).
+    /// Finishes the blob removals under way and closes the database connections
+    /// (PostgreSQL: the pool and its listener).
     public func close() {
+        blobs.finishRemovals()
         metadata.database.close()
     }
 }

@@ -39,6 +39,34 @@ import Testing
         }
     }
 
+    /// A folder's delete reports every item that went with it, once each, and leaves none of
+    /// their blobs.
+    @Test func aFolderDeleteReportsEachItemBelowIt() async throws {
+        let env = try TestEnvironment()
+        try await NamespaceTests.withSite(env) { api, site in
+            let folder = try await api.createFolder("Plans", in: site.id)
+            let inner = try await api.createFolder("Old", in: folder.id)
+            let files = [try await api.createFile("a.txt", in: folder.id, text: "a"),
+                         try await api.createFile("b.txt", in: inner.id, text: "b")]
+            _ = try await api.put(files[0].id, contents: Array("a2".utf8), ifMatch: files[0].etag).expect(.ok)
+            let kept = try await api.createFile("kept.txt", in: site.id, text: "kept")
+            let start = try await api.send(.get, "/v1/changes").expect(.ok).decode(ChangePage.self).nextCursor
+
+            try await api.send(.delete, "/v1/items/\(folder.id)").expect(.noContent)
+            let page = try await api.send(.get, "/v1/changes?cursor=\(start)").expect(.ok).decode(ChangePage.self)
+            let gone = [folder.id, inner.id] + files.map(\.id)
+            let deleted = page.changes.compactMap { change -> String? in
+                guard case .deleted(let id, let siteID) = change, siteID == site.id else { return nil }
+                return id
+            }
+            #expect(deleted.sorted() == gone.sorted() && page.changes.count == gone.count, "\(page.changes)")
+            env.storage.blobs.finishRemovals()
+            let blobs = env.directory.appendingPathComponent("blobs").path
+            #expect(NamespaceTests.fileCount(under: blobs) == 1, "only kept.txt's blob is left")
+            #expect(try await api.content(kept.id) == Array("kept".utf8))
+        }
+    }
+
     @Test func aLongPollIsAnsweredByTheNextChangeAndOtherwiseAtItsEnd() async throws {
         let env = try TestEnvironment()
         try await NamespaceTests.withSite(env) { api, site in

@@ -233,6 +233,7 @@ import Testing
             let blobs = env.directory.appendingPathComponent("blobs").path
             #expect(Self.fileCount(under: blobs) == 2)
             try await api.send(.delete, "/v1/items/\(file.id)").expect(.noContent)
+            env.storage.blobs.finishRemovals()  // they go after the answer
             #expect(Self.fileCount(under: blobs) == 0)
         }
     }

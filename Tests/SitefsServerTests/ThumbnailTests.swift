@@ -315,6 +315,7 @@ import ZIPFoundation
             _ = try await Self.fetch(api, file, size: 128)
             _ = try await Self.fetch(api, file, size: 256)
             try await api.send(.delete, "/v1/items/\(file.id)").expect(.noContent)
+            env.storage.blobs.finishRemovals()  // they go after the answer
             #expect(!Self.cached(env, file, box: 128) && !Self.cached(env, file, box: 256))
             // Left behind (a crash between the two deletions): the collector takes it, and
             // nothing whose blob is still there.

@@ -18,24 +18,26 @@ extension DocumentStore {
             if victim.row.isContainer, let lock = try Locks.firstClosed(below: victim.row.id, by: locks, in: db, at: now) {
                 throw APIError.locked(lock.lock.api, what: lock.name)
             }
-            let subtree = try db.ints(sql: """
-                    WITH RECURSIVE subtree(id) AS (
-                        SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)
-                    SELECT id FROM subtree
-                    """,
-                arguments: [victim.row.id])
-            var blobs: [String] = []
-            for itemID in subtree {
-                blobs += try db.texts(sql: "SELECT blob FROM versions WHERE item_id = ?", arguments: [itemID])
-                try Mutation.recordChange(db, site: victim.row.siteID, item: itemID, deleted: true)
-            }
+            // The item and everything below it, each statement over the whole subtree at once
+            // (a folder of 1,000 files took 2,000 statements one by one).
+            let subtree = """
+                WITH RECURSIVE subtree(id) AS (
+                    SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)
+                """
+            let blobs = try db.texts(sql: subtree + " SELECT versions.blob FROM versions JOIN subtree ON versions.item_id = subtree.id",
+                                     arguments: [victim.row.id])
+            // The site as a literal: an integer, and a parameter in a SELECT list has no type
+            // PostgreSQL could infer for the column it fills.
+            try db.execute(sql: subtree + " INSERT INTO changes (site_id, item_id, deleted) SELECT \(victim.row.siteID), id, 1 FROM subtree",
+                           arguments: [victim.row.id])
+            db.changed(site: victim.row.siteID)
             try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [victim.row.id])
             // Versions share blobs (a restore's); none outside the subtree today, but only
             // what no version names any more is deleted.
             return try Mutation.unreferenced(blobs, in: db)
         }
-        // After the commit: a crash before this line leaves unreferenced blobs, never a
-        // version without its bytes.
-        blobs.remove(orphanedBlobs)
+        // After the commit: a crash before they go leaves unreferenced blobs, never a version
+        // without its bytes.
+        blobs.removeInBackground(orphanedBlobs)
     }
 }

@@ -17,10 +17,20 @@ import Glibc
 struct BlobStore: Sendable {
     let root: URL
     let staging: URL
+    /// `root` and the thumbnails folder as paths, for the paths of blobs and thumbnails: a
+    /// folder's delete names thousands of them, and building each as a `URL` (which asks the
+    /// disk whether a component it is not told about is a directory) cost more than deleting it.
+    let rootPath: String
+    let thumbnailsPath: String
+    /// Removals a request does not wait for (`removeInBackground`), one at a time in the
+    /// order asked. Shared by every copy of the store.
+    private let removals = DispatchQueue(label: "sitefs-server.blob-removals", qos: .utility)
 
     init(dataDirectory: URL) throws {
         root = dataDirectory.appendingPathComponent("blobs", isDirectory: true)
         staging = dataDirectory.appendingPathComponent("tmp", isDirectory: true)
+        rootPath = root.path
+        thumbnailsPath = Self.joined(rootPath, "thumbnails")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         removeAbandonedStaging()
@@ -71,8 +81,15 @@ struct BlobStore: Sendable {
         Hex.encode(SecureRandom.bytes(count: 16))
     }
 
+    /// Where the blob `name` is: in the shard of its first two characters. Names are
+    /// hex (`newName`), so they need no escaping in a path.
     func path(of name: String) -> String {
-        root.appendingPathComponent(String(name.prefix(2)), isDirectory: true).appendingPathComponent(name).path
+        Self.joined(Self.joined(rootPath, String(name.prefix(2))), name)
+    }
+
+    /// `name` inside the folder at `folder`.
+    static func joined(_ folder: String, _ name: String) -> String {
+        folder.hasSuffix("/") ? folder + name : folder + "/" + name
     }
 
     /// Streams `chunks` into a new blob. Throws 413 once more than `limit` bytes arrive.
@@ -131,6 +148,20 @@ struct BlobStore: Sendable {
             writer.abandon()
             throw error
         }
+    }
+
+    /// `remove`s blobs after the caller has returned: a folder's delete commits at once and
+    /// its blobs (each with five thumbnail names to try) go behind it; 1,000 of them took
+    /// longer than the commit. Safe because a blob no version names is never named again
+    /// (names are never reused); one a crash leaves behind is `BlobCollector`'s.
+    func removeInBackground(_ names: [String]) {
+        guard !names.isEmpty else { return }
+        removals.async { remove(names) }
+    }
+
+    /// Returns once every removal asked for before the call is done (shutdown, tests).
+    func finishRemovals() {
+        removals.sync {}
     }
 
     /// Deletes blobs no version refers to any more, and their thumbnails. Missing files are fine.

@@ -35,11 +35,11 @@ struct ThumbnailCache: Sendable {
     var folder: URL { blobs.thumbnails }
 
     func path(blob: String, box: Int) -> String {
-        folder.appendingPathComponent("\(blob)-\(box).png").path
+        BlobStore.joined(blobs.thumbnailsPath, "\(blob)-\(box).png")
     }
 
     private func failurePath(blob: String) -> String {
-        folder.appendingPathComponent("\(blob).none").path
+        BlobStore.joined(blobs.thumbnailsPath, "\(blob).none")
     }
 
     enum Lookup: Equatable {
