@@ -19,7 +19,7 @@ extension DocumentStore {
                 throw APIError.locked(lock.lock.api, what: lock.name)
             }
             // The item and everything below it, each statement over the whole subtree at once
-            // (a folder of 1,000 files took 2,000 statements one by one).
+            // (item by item, a folder of 1,000 files would be 2,000 statements).
             let subtree = """
                 WITH RECURSIVE subtree(id) AS (
                     SELECT ? UNION ALL SELECT items.id FROM items JOIN subtree ON items.parent_id = subtree.id)

@@ -19,7 +19,7 @@ struct BlobStore: Sendable {
     let staging: URL
     /// `root` and the thumbnails folder as paths, for the paths of blobs and thumbnails: a
     /// folder's delete names thousands of them, and building each as a `URL` (which asks the
-    /// disk whether a component it is not told about is a directory) cost more than deleting it.
+    /// disk whether a component it is not told about is a directory) costs more than deleting it.
     let rootPath: String
     let thumbnailsPath: String
     /// Removals a request does not wait for (`removeInBackground`), one at a time in the
@@ -150,10 +150,11 @@ struct BlobStore: Sendable {
         }
     }
 
-    /// `remove`s blobs after the caller has returned: a folder's delete commits at once and
-    /// its blobs (each with five thumbnail names to try) go behind it; 1,000 of them took
-    /// longer than the commit. Safe because a blob no version names is never named again
-    /// (names are never reused); one a crash leaves behind is `BlobCollector`'s.
+    /// `remove`s blobs after the caller has returned: a folder's delete answers once it has
+    /// committed, and its blobs (each with five thumbnail names to try) go behind it; for
+    /// 1,000 of them that takes longer than the commit. Safe because a blob no version names
+    /// is never named again (names are never reused); one a crash leaves behind is
+    /// `BlobCollector`'s.
     func removeInBackground(_ names: [String]) {
         guard !names.isEmpty else { return }
         removals.async { remove(names) }
