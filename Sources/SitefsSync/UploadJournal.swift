@@ -104,11 +104,15 @@ final class UploadJournal: Sendable {
         }
         try migrator.migrate(queue)
         // A journal can open and still refuse writes (a read-only file): proved writable here.
-        try queue.write { db in
-            try db.cachedStatement(sql: "INSERT INTO probe VALUES (1)").execute()
-            try db.cachedStatement(sql: "DELETE FROM probe").execute()
-        }
+        try queue.write { db in try writeProbe(in: db) }
         return queue
+    }
+
+    /// A row of `probe` comes and goes: a write that changes nothing the journal holds but
+    /// still writes a page, so its commit proves the file writable, or flushes the WAL.
+    private static func writeProbe(in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO probe VALUES (1)").execute()
+        try db.cachedStatement(sql: "DELETE FROM probe").execute()
     }
 
     /// The journal at `path` cannot be written.
@@ -183,14 +187,12 @@ final class UploadJournal: Sendable {
 
     /// Makes every commit so far durable: one FULL commit flushes the WAL, and with it the
     /// frames of every commit before it that did not wait for the disk (the deletes FUSE's
-    /// fsyncdir asks to be kept). The `probe` row comes and goes in it, so that the commit
-    /// writes a page and is flushed.
+    /// fsyncdir asks to be kept). Its write is the probe's (`writeProbe`).
     func flush() throws {
         try queue.writeWithoutTransaction { db in
             guard unflushed.withLock({ $0 }) > 0 else { return }
             try db.inTransaction {
-                try db.cachedStatement(sql: "INSERT INTO probe VALUES (1)").execute()
-                try db.cachedStatement(sql: "DELETE FROM probe").execute()
+                try Self.writeProbe(in: db)
                 return .commit
             }
             unflushed.withLock { $0 = 0 }
