@@ -28,8 +28,9 @@ extension Uploader {
             logger.debug("rmdir \(operation.name): takes \(operation.absorbed.count) deletes along")
         }
         operations.append(operation, at: clock.now)
-        // Nothing but a worker waits for an operation to be queued, and a delete that waits
-        // for its folder's next ones is due later than any sleeping worker wakes.
+        // Nothing but a worker waits for an operation to be queued, and a worker is woken only
+        // when none would look at the queue by the time it is due: a delete that waits for its
+        // folder's next ones usually wakes none.
         if let due = operations.firstDue, workersNeedWaking(for: due) { condition.broadcast() }
         return operation
     }
