@@ -535,7 +535,8 @@ extension SitefsFilesystem {
         case .failed:
             break  // the snapshot stays in the journal for `sitefs retry`
         case .renamed(let item, let requested):
-            cache.upsert(item)
+            // Not for a file deleted here while its rename was on its way (as for uploads).
+            cache.upsertIfKnown(item)
             if !ItemName.same(item.name, requested.name) { invalidateEntry(in: requested.parent, named: requested.name) }
         case .restored(_, let parent, let name):
             // A removal made offline that the server did not take: the item shows again.

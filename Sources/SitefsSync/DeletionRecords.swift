@@ -13,9 +13,22 @@ import SitefsProvider
 /// - `beforeRestart`: a delete an earlier run had recorded (in the journal's `deletes` table,
 ///   which older runs wrote), with saves of the file resumed; settled once no save of the
 ///   file is left (`settleBeforeRestart`).
+///
+/// `unanswered`: the snapshot of a cancelled upload that ended without an answer (a reset
+/// after the server stored it), kept while the file's delete is pending. That delete meets a
+/// version the mount never learnt; its bytes tell whether it is this mount's own save (the
+/// delete goes) or someone else's edit (kept). Its journal row went at the cancel, so a
+/// restart removes the file with the other leftovers of staging.
 struct DeletionRecords {
     private(set) var cancelledInFlight: Set<ItemIdentifier> = []
     private(set) var beforeRestart: Set<ItemIdentifier> = []
+    private(set) var unanswered: [ItemIdentifier: UnansweredSave] = [:]
+
+    /// A snapshot the server may hold with no answer having said so.
+    struct UnansweredSave: Equatable {
+        let stagedPath: String
+        let size: Int64
+    }
 
     /// True when an upload of the file meeting a 404 met this mount's own delete.
     func isDeletedHere(_ identifier: ItemIdentifier) -> Bool {
@@ -28,6 +41,15 @@ struct DeletionRecords {
 
     /// True (once) when the upload that just ended was cancelled by a delete here.
     mutating func takeCancelled(_ identifier: ItemIdentifier) -> Bool { cancelledInFlight.remove(identifier) != nil }
+
+    /// Keeps the snapshot of a cancelled upload that may have reached the server; returns
+    /// the one it replaces, if any, whose file is to go.
+    mutating func keepUnanswered(_ save: UnansweredSave, of identifier: ItemIdentifier) -> UnansweredSave? {
+        unanswered.updateValue(save, forKey: identifier)
+    }
+
+    /// The file's delete is over: its unanswered snapshot, if any, whose file is to go.
+    mutating func takeUnanswered(_ identifier: ItemIdentifier) -> UnansweredSave? { unanswered.removeValue(forKey: identifier) }
 
     /// A journaled delete found at start whose file still has saves.
     mutating func resumeFromBeforeRestart(_ identifier: ItemIdentifier) { beforeRestart.insert(identifier) }

@@ -254,8 +254,14 @@ extension Uploader {
     /// True when the server's `version` has exactly the bytes of the snapshot at `snapshot`.
     /// Transient failures are retried (for `job`): a spurious "no" would make a conflict copy.
     private func serverHolds(_ snapshot: String, item: ItemIdentifier, version: String, for job: Job) -> Bool {
+        serverHolds(snapshot, item: item, version: version, giveUp: { supersededOrStopping(job) })
+    }
+
+    /// True when the server's `version` of `item` has exactly the bytes of `snapshot`
+    /// (transient failures retried until `giveUp`).
+    func serverHolds(_ snapshot: String, item: ItemIdentifier, version: String, giveUp: () -> Bool) -> Bool {
         let path = snapshot + ".compare"
-        let fetched = retrying(job, { () throws(ProviderError) -> FetchOutcome in
+        let fetched = retrying("comparison with the server's \(version)", giveUp: giveUp, { () throws(ProviderError) -> FetchOutcome in
             let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw .localIO(path) }
             defer { close(descriptor) }

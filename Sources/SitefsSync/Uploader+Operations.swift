@@ -384,7 +384,8 @@ extension Uploader {
         var result = try sending("delete of \(operation.name)") { () throws(ProviderError) in
             try backend.delete(operation.identifier, baseVersion: operation.baseVersion)
         }
-        if case .failure(.versionMismatch(let current?)) = result, isOwnUpload(current.version, of: operation.identifier) {
+        if case .failure(.versionMismatch(let current?)) = result,
+           isOwnUpload(current.version, of: operation.identifier) || holdsUnansweredSave(current) {
             // The newer version is this mount's own save, whose upload was on its way when
             // the file was deleted here: no one else's edit, so the delete goes.
             result = try sending("delete of \(operation.name)") { () throws(ProviderError) in
@@ -419,6 +420,18 @@ extension Uploader {
             if !condition.wait(until: deadline) { break }
         }
         return saves.lastUploaded[identifier]?.result == version
+    }
+
+    /// True when `item` holds exactly the bytes of the file's upload whose answer was lost
+    /// after its delete here (`DeletionRecords.unanswered`): sizes first, then the bytes.
+    private func holdsUnansweredSave(_ item: ProviderItem) -> Bool {
+        condition.lock()
+        let save = deletions.unanswered[item.identifier]
+        condition.unlock()
+        guard let save, item.kind == .file, item.size == save.size else { return false }
+        let holds = serverHolds(save.stagedPath, item: item.identifier, version: item.version, giveUp: { isStopping() })
+        logger.debug("delete \(item.name): the server's version \(item.version) is \(holds ? "" : "not ")this mount's unanswered save")
+        return holds
     }
 
     private func removeFolder(_ operation: NamespaceOperation) throws(Postponed) -> OperationOutcome {
@@ -482,6 +495,9 @@ extension Uploader {
         let operation = outcome.operation
         operations.end(operation)
         reporting[operation.identifier, default: 0] += 1
+        if operation.kind == .deleteFile, let unanswered = deletions.takeUnanswered(operation.identifier) {
+            discardSnapshot(at: unanswered.stagedPath)
+        }
         var made: ItemIdentifier?
         switch outcome {
         case .madeFolder(_, let folder):

@@ -557,7 +557,13 @@ final class Uploader: @unchecked Sendable {
             records.add(Status.Rescue(name: job.name, savedAs: savedAs, reason: reason))
         case .failed(_, let error):
             let kept = records.keptOnThisComputer.removeValue(forKey: job.stagedPath)
-            if deletions.takeCancelled(job.identifier) || deletions.isFromBeforeRestart(job.identifier) && error.isNotFound {
+            let cancelledHere = deletions.takeCancelled(job.identifier)
+            if cancelledHere, error.isTransient, operations.isPending(job.identifier) {
+                // Maybe stored, the answer lost: the delete may meet it (`DeletionRecords`).
+                dropPredecessor(of: job)
+                let save = DeletionRecords.UnansweredSave(stagedPath: job.stagedPath, size: job.size)
+                if let replaced = deletions.keepUnanswered(save, of: job.identifier) { discardSnapshot(at: replaced.stagedPath) }
+            } else if cancelledHere || deletions.isFromBeforeRestart(job.identifier) && error.isNotFound {
                 discard(job)
             } else if let newer = saves.queued[job.identifier] {
                 // Superseded while retrying: it may have reached the server with the answer
