@@ -215,7 +215,7 @@ final class Uploader: @unchecked Sendable {
                 if job.content != nil { job.contentInJournal = true }
                 job.content = nil
                 journalWrittenLocked()
-                let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile, openAfter: openAfter))
+                let due = enqueueLocked(job, delay: delays.save(createsFile: job.createsFile, openAfter: openAfter, name: job.name))
                 // Nothing but a worker waits for a save to be queued.
                 if workersNeedWaking(for: due) { condition.broadcast() }
                 condition.unlock()
@@ -303,7 +303,15 @@ final class Uploader: @unchecked Sendable {
             job.parent = parent
             job.folders = folders
         }
-        if saves.updateQueued(identifier, move) { write(.updateSave(saves.queued[identifier]!, failure: nil)) }
+        let formerName = saves.queued[identifier]?.name
+        if saves.updateQueued(identifier, move) {
+            write(.updateSave(saves.queued[identifier]!, failure: nil))
+            // An editor's temp file renamed to its document's name: its long wait is over.
+            if let formerName, WriteBackDelays.isEditorTempName(formerName) {
+                let due = clock.now + delays.save(createsFile: true, openAfter: false, name: name)
+                if saves.bringForward(identifier, to: due), workersNeedWaking(for: due) { condition.broadcast() }
+            }
+        }
         if saves.updateFailed(identifier, move), let failed = saves.failures[identifier] {
             write(.updateSave(failed.job, failure: failed.reason))
         }

@@ -10,6 +10,10 @@ import SitefsAPI
 ///   Either step follows the close within milliseconds, so the wait is short; a rename over
 ///   a document that comes later still keeps the document's identity (the server's rename
 ///   with `replaceExisting`), it only is not conditional on the version the editor read.
+/// - a new file named as those editors name their temp files (`isEditorTempName`) waits as
+///   long as a backup rename: on a busy machine LibreOffice takes more than the short wait
+///   between closing its empty temp file and renaming it over the document, and the temp
+///   file is nothing anyone wants on the server. The rename ends the wait.
 /// - a document renamed to a backup name (`backupRename`: `NAME~`, as vim and Emacs make):
 ///   the new `NAME` is written next, which takes as long as writing the document does.
 ///
@@ -39,8 +43,9 @@ public struct WriteBackDelays: Sendable, Equatable {
 
     /// What a save waits: a new file's create its short wait, as does a save of a file still
     /// open (`openAfter`); a server file's save at its last close none.
-    func save(createsFile: Bool, openAfter: Bool) -> Duration {
-        createsFile || openAfter ? max(newFile, otherChanges) : otherChanges
+    func save(createsFile: Bool, openAfter: Bool, name: String) -> Duration {
+        if createsFile, Self.isEditorTempName(name) { return max(backupRename, newFile, otherChanges) }
+        return createsFile || openAfter ? max(newFile, otherChanges) : otherChanges
     }
 
     /// What a rename of a server file to `name` waits.
@@ -51,4 +56,26 @@ public struct WriteBackDelays: Sendable, Equatable {
     /// `NAME~` and Emacs's numbered `NAME.~N~`: the names editors move a document to before
     /// writing its new content under the old name.
     public static func isBackupName(_ name: String) -> Bool { name.count > 1 && name.hasSuffix("~") }
+
+    /// The names editors give the temp file they write a document into before renaming it
+    /// over the document: LibreOffice's `lu` + letters and digits + `.tmp`, GNU sed's
+    /// `sed` + six (mkstemp's `sedXXXXXX`), GLib's (gedit) `.goutputstream-` + six. Compared
+    /// as bytes, ASCII letters and digits only.
+    public static func isEditorTempName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func alphanumeric(_ part: ArraySlice<UInt8>) -> Bool {
+            part.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+        }
+        func matches(prefix: String, middle: ClosedRange<Int>, suffix: String) -> Bool {
+            let head = Array(prefix.utf8), tail = Array(suffix.utf8)
+            guard bytes.count >= head.count + tail.count, bytes.starts(with: head), bytes.suffix(tail.count).elementsEqual(tail) else {
+                return false
+            }
+            let part = bytes[head.count..<(bytes.count - tail.count)]
+            return middle.contains(part.count) && alphanumeric(part)
+        }
+        return matches(prefix: "lu", middle: 1...32, suffix: ".tmp") || matches(prefix: "sed", middle: 6...6, suffix: "")
+            || matches(prefix: ".goutputstream-", middle: 6...6, suffix: "")
+    }
 }

@@ -70,6 +70,42 @@ import SitefsConcurrency
         #expect(harness.backend.calls("modifyContent") == 1 && harness.backend.calls("createFile") == 0)
     }
 
+    @Test func libreOfficesTempFileWaitsForItsRenameOnABusyMachine() throws {
+        // LibreOffice closes its empty lu*.tmp, writes it, and renames it over the document:
+        // on a loaded machine that takes longer than a new file's short wait.
+        let (harness, site, document, siteInode) = try harness()
+        defer { harness.remove() }
+        _ = try harness.createFile(siteInode, "lu12158mn6qh.tmp", "")
+        harness.clock.advance(by: .milliseconds(1_999))
+        #expect(!eventually(timeout: .milliseconds(100)) { harness.backend.calls("createFile") > 0 }, "the temp file went")
+        try harness.saveInPlace(try harness.lookup(siteInode, "lu12158mn6qh.tmp").attributes.inode, "saved by LibreOffice")
+        try harness.rename(siteInode, "lu12158mn6qh.tmp", to: "doc.odt")
+        #expect(eventually { harness.backend.content(of: document) == Array("saved by LibreOffice".utf8) })
+        #expect(harness.backend.calls("createFile") == 0 && harness.backend.node(named: "lu12158mn6qh.tmp", in: site) == nil)
+    }
+
+    @Test func aTempFileGivenANewDocumentsNameGoesAfterTheShortWait() throws {
+        // LibreOffice's "Save As" a new name: the rename ends the temp file's long wait.
+        let (harness, site, _, siteInode) = try harness()
+        defer { harness.remove() }
+        _ = try harness.createFile(siteInode, "lu12158mn6qh.tmp", "a new report")
+        harness.clock.advance(by: .milliseconds(1_000))
+        try harness.rename(siteInode, "lu12158mn6qh.tmp", to: "report.odt")
+        harness.clock.advance(by: .milliseconds(249))
+        #expect(!eventually(timeout: .milliseconds(100)) { harness.backend.calls("createFile") > 0 }, "created before its delay ended")
+        harness.clock.advance(by: .milliseconds(1))
+        #expect(eventually { harness.backend.node(named: "report.odt", in: site) != nil })
+    }
+
+    @Test func editorsTempNamesAreTheirs() {
+        for name in ["lu12158mn6qh.tmp", "luA.tmp", "sedX1b2c3", ".goutputstream-AB12cd"] {
+            #expect(WriteBackDelays.isEditorTempName(name), "\(name)")
+        }
+        for name in ["lu.tmp", "lunch.tmp.odt", "lu-1.tmp", "sed", "sedX1b2c", "sedX1b2c3d", "sedán1", "plan.tmp", ".goutputstream-"] {
+            #expect(!WriteBackDelays.isEditorTempName(name), "\(name)")
+        }
+    }
+
     @Test func aRenameGoesAtOnceAndOneToABackupNameWaitsForTheEditor() throws {
         let (harness, site, document, siteInode) = try harness()
         defer { harness.remove() }

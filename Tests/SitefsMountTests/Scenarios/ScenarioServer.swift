@@ -177,8 +177,10 @@ final class DAVScenarioServer: ScenarioServer, @unchecked Sendable {
     }
     func read(_ path: String) throws -> Data? { server.exists(path) ? try server.read(path) : nil }
 
+    /// What the folder holds on disk, but Apache's `.DAV`: mod_dav_fs keeps a folder's dead
+    /// properties there and never serves it.
     func names(in folder: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: server.onDisk(folder).path).sorted()
+        try FileManager.default.contentsOfDirectory(atPath: server.onDisk(folder).path).filter { $0 != ".DAV" }.sorted()
     }
 
     func stop() { server.stop() }
