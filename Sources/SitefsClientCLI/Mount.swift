@@ -41,7 +41,7 @@ struct Mount: ParsableCommand {
     var ioTimeout: Double = 10
     @Option(name: .customLong("uploads"), help: "Files uploaded in parallel.") var uploadParallelism = 4
     @Option(name: .customLong("write-back-delay"),
-            help: "Seconds a file renamed to a backup name (NAME~) is left alone before the rename is sent, so vim's and Emacs's saves fold into one version; other saves and renames go at once.")
+            help: "Seconds a file renamed to a backup name (NAME~), or a new editor's temp file (lu*.tmp), is left alone before it is sent, so vim's, Emacs's and a busy LibreOffice's saves fold into one version; other saves and renames go at once.")
     var writeBackDelay: Double = 2
     @Option(name: .customLong("new-file-delay"),
             help: "Seconds a new file is left alone before it is uploaded, so an editor's temp file renamed over a document becomes a new version of it (at most --write-back-delay).")
