@@ -132,18 +132,25 @@ import Glibc
         #expect(throws: Errno.noSuchFileOrDirectory) { try harness.lookup(plans, "a.txt") }
     }
 
-    /// As above, but the upload's answer never arrives (a connection reset after the server
-    /// stored it): the version the delete meets is recognised as this mount's own by its
-    /// bytes, so the file does not come back.
-    @Test func anUploadWhoseAnswerWasLostAfterItsFileWasDeletedDoesNotBringItBack() throws {
+    /// "Plans/a.txt" saved as "a new version", which the server has stored while the answer
+    /// is held (`releaseLostAnswers` loses it); `original` is the item before the save.
+    private func savedWithItsAnswerHeld()
+        throws -> (CoreHarness, plans: InodeNumber, plansID: ItemIdentifier, original: ProviderItem) {
         let (harness, _, plans, plansID) = try harness(["a.txt", "b.txt"], writeBackDelay: .zero)
-        defer { harness.remove() }
         let file = try harness.lookup(plans, "a.txt").attributes.inode
         let original = try #require(harness.backend.node(named: "a.txt", in: plansID))
         harness.backend.loseAnswers(ofNextUploads: 1)
         try harness.saveInPlace(file, "a new version")
-        // The server has stored the save; its answer is held, then lost.
         try #require(eventually { harness.backend.node(named: "a.txt", in: plansID)?.version != original.version })
+        return (harness, plans, plansID, original)
+    }
+
+    /// As above, but the upload's answer never arrives (a connection reset after the server
+    /// stored it): the version the delete meets is recognised as this mount's own by its
+    /// bytes, so the file does not come back.
+    @Test func anUploadWhoseAnswerWasLostAfterItsFileWasDeletedDoesNotBringItBack() throws {
+        let (harness, plans, plansID, _) = try savedWithItsAnswerHeld()
+        defer { harness.remove() }
         try harness.unlink(plans, "a.txt")
         harness.backend.releaseLostAnswers()
         #expect(harness.filesystem.waitForUploads(timeout: .seconds(10)))
@@ -181,13 +188,8 @@ import Glibc
     /// Someone else's save of the same size after a lost answer is not mistaken for this
     /// mount's own: the delete leaves it.
     @Test func someoneElsesSaveAfterALostAnswerIsNotDeleted() throws {
-        let (harness, _, plans, plansID) = try harness(["a.txt", "b.txt"], writeBackDelay: .zero)
+        let (harness, plans, _, original) = try savedWithItsAnswerHeld()
         defer { harness.remove() }
-        let file = try harness.lookup(plans, "a.txt").attributes.inode
-        let original = try #require(harness.backend.node(named: "a.txt", in: plansID))
-        harness.backend.loseAnswers(ofNextUploads: 1)
-        try harness.saveInPlace(file, "a new version")
-        try #require(eventually { harness.backend.node(named: "a.txt", in: plansID)?.version != original.version })
         harness.backend.editOnServer(original.identifier, content: Array("A NEW VERSION".utf8))
         try harness.unlink(plans, "a.txt")
         harness.backend.releaseLostAnswers()
