@@ -41,8 +41,9 @@ public struct WriteBackDelays: Sendable, Equatable {
         WriteBackDelays(newFile: delay, backupRename: delay, otherChanges: delay)
     }
 
-    /// What a save waits: a new file's create its short wait, as does a save of a file still
-    /// open (`openAfter`); a server file's save at its last close none.
+    /// What a save waits: a new file's create its short wait (named as an editor's temp file:
+    /// the backup wait), as does a save of a file still open (`openAfter`); a server file's
+    /// save at its last close none.
     func save(createsFile: Bool, openAfter: Bool, name: String) -> Duration {
         if createsFile, Self.isEditorTempName(name) { return max(backupRename, newFile, otherChanges) }
         return createsFile || openAfter ? max(newFile, otherChanges) : otherChanges
