@@ -236,10 +236,14 @@ final class Uploader: @unchecked Sendable {
     }
 
     /// Copies the item's save state to `published`. Call with `condition` locked, after any
-    /// change to what is queued, in flight or failed for it.
+    /// change to what is queued, in flight or failed for it, and once an outcome of it has
+    /// been reported. Until then a save that just ended stays published as pending: `stat`
+    /// shows the local copy, not the metadata the core has not replaced with the server's
+    /// answer yet (the old size, which LibreOffice reopening its save read a truncated zip by).
     func publish(_ identifier: ItemIdentifier) {
-        let latest = saves.newest(of: identifier)
         let pending = saves.isPending(identifier)
+        if !pending, reporting[identifier] != nil { return }
+        let latest = saves.newest(of: identifier)
         published.withLock { $0[identifier] = latest.map { PublishedSave(latest: $0, isPending: pending) } }
     }
 
@@ -479,6 +483,7 @@ final class Uploader: @unchecked Sendable {
     private func doneReporting(_ identifier: ItemIdentifier) {
         condition.lock()
         reporting[identifier] = reporting[identifier].flatMap { $0 > 1 ? $0 - 1 : nil }
+        if reporting[identifier] == nil { publish(identifier) }
         condition.broadcast()
         condition.unlock()
     }

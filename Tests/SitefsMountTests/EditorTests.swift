@@ -169,7 +169,12 @@ struct EditorTests {
                 doc.store()
                 doc.close(True)
                 again = desktop.loadComponentFromURL(url, "_blank", 0, (prop("Hidden", True),))
-                if again is None or again.isModified(): sys.exit("reopened " + path + " as modified")
+                if again is None: sys.exit("cannot reopen " + path)
+                if again.isModified():
+                    # What LibreOffice thought of it, for the log: read-only, still modified later.
+                    time.sleep(2)
+                    sys.exit("reopened %s as modified (read-only: %s, still modified after 2 s: %s, title: %s)"
+                             % (path, again.isReadonly(), again.isModified(), again.getTitle()))
                 again.close(True)
             print("reopened without a modified flag")
         finally:
