@@ -1,0 +1,48 @@
+import Foundation
+import Logging
+import SitefsProvider
+import SitefsStore
+@testable import SitefsSync
+import SitefsTestSupport
+import Testing
+import SitefsConcurrency
+import Synchronization
+
+/// What `stat` reads of a save (`Uploader.publishedSave`) stays "pending" until the core has
+/// been told the upload's outcome: in between, the core still holds the item's old metadata,
+/// and a reader shown that old size reads the new content cut short.
+@Suite struct PublishedSaveTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-published-\(UUID().uuidString)")
+
+    @Test func aSaveStaysPendingUntilItsOutcomeIsReported() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("staging"), withIntermediateDirectories: true)
+        let backend = InMemoryBackend()
+        let site = backend.addSite("Harbour")
+        let document = backend.add("doc.odt", in: site, kind: .file, content: Array("old".utf8))
+        var logger = Logger(label: "sitefs-published-test")
+        logger.logLevel = .critical
+        // The report sees what `stat` would see while the core is being told.
+        let uploaderBox = Mutex<Uploader?>(nil)
+        let seenWhileReporting = Mutex<[Bool?]>([])
+        let uploader = try Uploader(backend: backend, journalPath: directory.appendingPathComponent("journal.sqlite").path,
+                                    parallelism: 1, userName: "tester", unlinker: BackgroundUnlinker(),
+                                    logger: logger) { outcome in
+            let published = uploaderBox.withLock { $0 }?.publishedSave(of: outcome.job.identifier)
+            seenWhileReporting.withLock { $0.append(published?.isPending) }
+        }
+        uploaderBox.withLock { $0 = uploader }
+        uploader.start(parallelism: 1)
+        defer { uploader.shutdown() }
+
+        let staged = directory.appendingPathComponent("staging/doc").path
+        try Data("the new, longer content".utf8).write(to: URL(fileURLWithPath: staged))
+        let base = try backend.item(document).version
+        try uploader.enqueue(Uploader.Job(identifier: document, name: "doc.odt", parent: site, stagedPath: staged,
+                                          size: 23, baseVersion: base, modified: nil))
+        #expect(uploader.waitUntilIdle(timeout: .seconds(10)))
+        #expect(backend.content(of: document) == Array("the new, longer content".utf8))
+        #expect(seenWhileReporting.withLock { $0 } == [true], "published as done before the core heard of it")
+        #expect(uploader.publishedSave(of: document) == nil, "still shown as a save once reported")
+    }
+}
