@@ -223,9 +223,10 @@ extension SitefsFilesystem {
             return .failure(.ioError)
         }
         if truncate { return .success((descriptor, item.version)) }
-        if let pending = sync.state(of: item.identifier, reading: .shown).shownSave?.latest {
+        if let shown = sync.state(of: item.identifier, reading: .shown).shownSave, !shown.isOnServer {
             // A save the server does not have yet, whose copy went with a restart: that save
             // is the file's content, and a new save builds on the version it was based on.
+            let pending = shown.latest
             guard ContentDirectory.copyFile(from: pending.stagedPath, to: descriptor) else {
                 close(descriptor)
                 Glibc.unlink(path)

@@ -151,6 +151,9 @@ public struct SaveJob: Sendable {
 public struct PublishedSave: Sendable {
     /// The newest save recorded (queued, in flight or failed).
     public var latest: SaveJob
-    /// Queued or being sent (not only failed).
+    /// Queued or being sent (not only failed), or on the server with the core not told yet.
     public var isPending: Bool
+    /// On the server, its outcome being reported: `latest`'s snapshot may be gone (the
+    /// content is the server's now), but the core still holds the metadata from before.
+    public var isOnServer = false
 }

@@ -237,13 +237,20 @@ final class Uploader: @unchecked Sendable {
 
     /// Copies the item's save state to `published`. Call with `condition` locked, after any
     /// change to what is queued, in flight or failed for it, and once an outcome of it has
-    /// been reported. Until then a save that just ended stays published as pending: `stat`
-    /// shows the local copy, not the metadata the core has not replaced with the server's
-    /// answer yet (the old size, which LibreOffice reopening its save read a truncated zip by).
+    /// been reported. Until then a save that reached the server stays published as pending
+    /// (`isOnServer`): `stat` shows the saved size, not the metadata the core has not replaced
+    /// with the server's answer yet (the old size, by which LibreOffice reopening its save read
+    /// a truncated zip). A failed save is published as failed at once.
     func publish(_ identifier: ItemIdentifier) {
         let pending = saves.isPending(identifier)
-        if !pending, reporting[identifier] != nil { return }
         let latest = saves.newest(of: identifier)
+        if latest == nil, reporting[identifier] != nil {
+            published.withLock { published in
+                guard let shown = published[identifier] else { return }
+                published[identifier] = PublishedSave(latest: shown.latest, isPending: true, isOnServer: true)
+            }
+            return
+        }
         published.withLock { $0[identifier] = latest.map { PublishedSave(latest: $0, isPending: pending) } }
     }
 
