@@ -10,7 +10,8 @@ import Synchronization
 
 /// What `stat` reads of a save (`Uploader.publishedSave`) stays "pending" until the core has
 /// been told the upload's outcome: in between, the core still holds the item's old metadata,
-/// and a reader shown that old size reads the new content cut short.
+/// and a reader shown that old size reads the new content cut short. It says the save is on
+/// the server meanwhile: its snapshot is gone, so a download must not restore from it.
 @Suite struct PublishedSaveTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-published-\(UUID().uuidString)")
 
@@ -24,12 +25,13 @@ import Synchronization
         logger.logLevel = .critical
         // The report sees what `stat` would see while the core is being told.
         let uploaderBox = Mutex<Uploader?>(nil)
-        let seenWhileReporting = Mutex<[Bool?]>([])
+        let seenWhileReporting = Mutex<[String]>([])
         let uploader = try Uploader(backend: backend, journalPath: directory.appendingPathComponent("journal.sqlite").path,
                                     parallelism: 1, userName: "tester", unlinker: BackgroundUnlinker(),
                                     logger: logger) { outcome in
             let published = uploaderBox.withLock { $0 }?.publishedSave(of: outcome.job.identifier)
-            seenWhileReporting.withLock { $0.append(published?.isPending) }
+            let seen = published.map { "pending: \($0.isPending), on the server: \($0.isOnServer)" } ?? "no save"
+            seenWhileReporting.withLock { $0.append(seen) }
         }
         uploaderBox.withLock { $0 = uploader }
         uploader.start(parallelism: 1)
@@ -42,7 +44,8 @@ import Synchronization
                                           size: 23, baseVersion: base, modified: nil))
         #expect(uploader.waitUntilIdle(timeout: .seconds(10)))
         #expect(backend.content(of: document) == Array("the new, longer content".utf8))
-        #expect(seenWhileReporting.withLock { $0 } == [true], "published as done before the core heard of it")
+        // Pending for `stat`, on the server for a download (its snapshot is gone).
+        #expect(seenWhileReporting.withLock { $0 } == ["pending: true, on the server: true"])
         #expect(uploader.publishedSave(of: document) == nil, "still shown as a save once reported")
     }
 }
