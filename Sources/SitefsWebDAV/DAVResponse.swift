@@ -10,11 +10,25 @@ public struct DAVResponse: Equatable, Sendable {
     /// The properties the server gave with a 2xx status; those it reported missing or
     /// forbidden are left out.
     public var properties = DAVProperties()
-    /// Properties reported with a status other than 2xx, by name ("DAV:getetag"), for the
-    /// log: a server that hides ETags says so here.
-    public var failedProperties: [String: Int] = [:]
+    /// Properties reported with a status other than 2xx, in the order the server gave them.
+    /// A listing never reads them (Apache reports every property it lacks, for every
+    /// entry), so they are kept as the parser met them; `failedProperties` names them.
+    public var failed: [DAVFailedProperty] = []
 
     public init() {}
+
+    /// The properties reported with a status other than 2xx, by name ("DAV:getetag"); a
+    /// name reported twice has its last status.
+    public var failedProperties: [String: Int] {
+        Dictionary(failed.map { ($0.namespace + $0.name, $0.status) }, uniquingKeysWith: { _, last in last })
+    }
+}
+
+/// A property the server reported with a status other than 2xx.
+public struct DAVFailedProperty: Equatable, Sendable {
+    public var namespace: String
+    public var name: String
+    public var status: Int
 }
 
 /// The live properties sitefs asks for (RFC 4918 §15) and the owncloud file id.
@@ -47,6 +61,64 @@ enum DAVNamespace {
     static let sitefs = SitefsDeadProperties.namespace
 }
 
+/// A name the parser acts on. Each distinct name of a parse is recognized once, when
+/// `InternedNames` first meets it, so the callbacks tell elements apart by this number
+/// instead of comparing strings: a listing of 100,000 entries opens and closes some three
+/// million elements. A local name is only what it says in the namespace that gives it
+/// meaning (`fileid` in owncloud's, `mode` in sitefs's); the parser checks both.
+enum KnownName: UInt8 {
+    case other
+    case davNamespace, owncloudNamespace, sitefsNamespace
+    case multistatus, response, href, status, propstat, prop, resourcetype, collection, lockdiscovery
+    case displayname, getcontentlength, getcontenttype, getlastmodified, getetag
+    case fileid, mode, symlinkTarget
+
+    init(_ text: String) {
+        switch text {
+        case DAVNamespace.dav: self = .davNamespace
+        case DAVNamespace.owncloud: self = .owncloudNamespace
+        case DAVNamespace.sitefs: self = .sitefsNamespace
+        case "multistatus": self = .multistatus
+        case "response": self = .response
+        case "href": self = .href
+        case "status": self = .status
+        case "propstat": self = .propstat
+        case "prop": self = .prop
+        case "resourcetype": self = .resourcetype
+        case "collection": self = .collection
+        case "lockdiscovery": self = .lockdiscovery
+        case "displayname": self = .displayname
+        case "getcontentlength": self = .getcontentlength
+        case "getcontenttype": self = .getcontenttype
+        case "getlastmodified": self = .getlastmodified
+        case "getetag": self = .getetag
+        case "fileid": self = .fileid
+        case SitefsDeadProperties.mode: self = .mode
+        case SitefsDeadProperties.symlinkTarget: self = .symlinkTarget
+        default: self = .other
+        }
+    }
+}
+
+/// A namespace or local name as libxml2 handed it, and what the parser knows it as.
+struct XMLName {
+    let text: String
+    let known: KnownName
+}
+
+/// An element open now.
+struct OpenElement {
+    let namespace: XMLName
+    let localName: XMLName
+
+    /// Whether it is DAV:`name`.
+    func isDAV(_ name: KnownName) -> Bool {
+        namespace.known == .davNamespace && localName.known == name
+    }
+
+    var names: (String, String) { (namespace.text, localName.text) }
+}
+
 /// The parser's state between libxml2's callbacks: the element path, the text of the
 /// element open now, and the response being assembled.
 final class ParseState {
@@ -60,12 +132,15 @@ final class ParseState {
     let limits: MultistatusParser.Limits
     let document: Document
     private let onResponse: (DAVResponse) -> Void
-    /// (namespace, local name) of every open element, outermost first.
-    private var path: [(String, String)] = []
+    /// Every open element, outermost first.
+    private var path: [OpenElement] = []
     private var text: [UInt8] = []
     private var response: DAVResponse?
     /// The propstat open now: its properties, and its status once read.
-    private var propstat: (properties: DAVProperties, names: [(String, String)], status: Int?)?
+    private var propstat: (properties: DAVProperties, status: Int?)?
+    /// The properties named in the open propstat, reported as failed if its status is not
+    /// 2xx. One buffer for the whole parse: emptied when a propstat opens.
+    private var propstatNames: [OpenElement] = []
     private var responses = 0
     /// The `DAV:lockdiscovery` being read, if one is open.
     private var locks = ActiveLockReader()
@@ -83,8 +158,8 @@ final class ParseState {
         self.onResponse = onResponse
     }
 
-    /// The name libxml2 hands a callback, as a string (see `InternedNames`).
-    func name(_ text: UnsafePointer<UInt8>?) -> String {
+    /// The name libxml2 hands a callback (see `InternedNames`).
+    func name(_ text: UnsafePointer<UInt8>?) -> XMLName {
         names.name(text)
     }
 
@@ -100,28 +175,29 @@ final class ParseState {
         stop?()  // libxml2 reads no further, not even the rest of this chunk
     }
 
-    func start(namespace: String, localName: String) {
+    func start(_ element: OpenElement) {
         guard path.count < limits.depth else { return fail(.tooDeep) }
         if path.isEmpty {
-            let root = document == .multistatus ? "multistatus" : "prop"
-            guard namespace == DAVNamespace.dav, localName == root else { return fail(.notMultistatus) }
+            guard element.isDAV(document == .multistatus ? .multistatus : .prop) else { return fail(.notMultistatus) }
             sawMultistatus = true
         }
         if locks.isReading {
-            locks.start(namespace: namespace, localName: localName, depth: path.count + 1, parent: path.last, parentText: text)
+            locks.start(namespace: element.namespace.text, localName: element.localName.text, depth: path.count + 1,
+                        parent: path.last?.names, parentText: text)
         }
-        path.append((namespace, localName))
+        path.append(element)
         text.removeAll(keepingCapacity: true)
-        guard namespace == DAVNamespace.dav else { return }
-        if localName == "lockdiscovery", isLockDiscovery(at: path.count) { return locks.begin(at: path.count) }
+        guard element.namespace.known == .davNamespace else { return }
+        if element.localName.known == .lockdiscovery, isLockDiscovery(at: path.count) { return locks.begin(at: path.count) }
         guard document == .multistatus else { return }
-        switch (localName, path.count) {
-        case ("response", 2):
+        switch (element.localName.known, path.count) {
+        case (.response, 2):
             guard responses < limits.responses else { return fail(.tooManyResponses) }
             response = DAVResponse()
-        case ("propstat", 3):
-            propstat = (DAVProperties(), [], nil)
-        case ("collection", 6) where isIn("resourcetype", at: 5) && isIn("prop", at: 4):
+        case (.propstat, 3):
+            propstat = (DAVProperties(), nil)
+            propstatNames.removeAll(keepingCapacity: true)
+        case (.collection, 6) where isIn(.resourcetype, at: 5) && isIn(.prop, at: 4):
             propstat?.properties.isCollection = true
         default:
             break
@@ -135,14 +211,14 @@ final class ParseState {
     }
 
     func end() {
-        guard let (namespace, localName) = path.last else { return }
-        let depth = path.count
-        path.removeLast()
+        guard let element = path.popLast() else { return }
+        let depth = path.count + 1
         // The element's text is decoded only where a value is kept: most elements of a
         // multistatus hold indentation only.
         defer { text.removeAll(keepingCapacity: true) }
         if locks.isReading, !locks.ends(at: depth) {
-            return locks.end(namespace: namespace, localName: localName, depth: depth, parent: path.last, text: text)
+            return locks.end(namespace: element.namespace.text, localName: element.localName.text, depth: depth,
+                             parent: path.last?.names, text: text)
         }
         if locks.isReading {
             let found = locks.finish()
@@ -154,31 +230,31 @@ final class ParseState {
             propstat?.properties.locks = found
         }
         guard document == .multistatus else { return }
-        if depth == 5, isIn("prop", at: 4) {
+        if depth == 5, isIn(.prop, at: 4) {
             // A property: kept in the open propstat until its status says whether it counts.
-            propstat?.names.append((namespace, localName))
-            return record(namespace: namespace, localName: localName)
+            if propstat != nil { propstatNames.append(element) }
+            return record(element)
         }
-        guard namespace == DAVNamespace.dav else { return }
-        switch (localName, depth) {
-        case ("href", 3):
+        guard element.namespace.known == .davNamespace else { return }
+        switch (element.localName.known, depth) {
+        case (.href, 3):
             response?.href = Self.trimmedText(text)
-        case ("status", 3):
+        case (.status, 3):
             response?.status = Self.statusCode(text)
-        case ("status", 4) where isIn("propstat", at: 3):
+        case (.status, 4) where isIn(.propstat, at: 3):
             propstat?.status = Self.statusCode(text)
-        case ("propstat", 3):
-            guard let done = propstat, response != nil else { break }
-            propstat = nil
+        case (.propstat, 3):
+            guard response != nil, let done = propstat.take() else { break }
             let status = done.status ?? 0
             if (200..<300).contains(status) {
                 response?.properties.merge(done.properties)
             } else {
-                for (namespace, localName) in done.names { response?.failedProperties[namespace + localName] = status }
+                for name in propstatNames {
+                    response?.failed.append(DAVFailedProperty(namespace: name.namespace.text, name: name.localName.text, status: status))
+                }
             }
-        case ("response", 2):
-            guard let done = response else { break }
-            response = nil
+        case (.response, 2):
+            guard let done = response.take() else { break }
             responses += 1
             onResponse(done)
         default:
@@ -190,28 +266,29 @@ final class ParseState {
     /// multistatus's `response/propstat/prop`, or a LOCK answer's root `prop`.
     private func isLockDiscovery(at depth: Int) -> Bool {
         switch document {
-        case .multistatus: depth == 5 && isIn("prop", at: 4) && isIn("propstat", at: 3)
+        case .multistatus: depth == 5 && isIn(.prop, at: 4) && isIn(.propstat, at: 3)
         case .lockAnswer: depth == 2
         }
     }
 
     /// True when the open element at 1-based `depth` is DAV:`name`.
-    private func isIn(_ name: String, at depth: Int) -> Bool {
+    private func isIn(_ name: KnownName, at depth: Int) -> Bool {
         guard depth >= 1, depth <= path.count else { return false }
-        return path[depth - 1].0 == DAVNamespace.dav && path[depth - 1].1 == name
+        return path[depth - 1].isDAV(name)
     }
 
-    /// Keeps a property's value (the open element's text) in the open propstat.
-    private func record(namespace: String, localName: String) {
-        switch (namespace, localName) {
-        case (DAVNamespace.dav, "displayname"): propstat?.properties.displayName = String(decoding: text, as: UTF8.self)
-        case (DAVNamespace.dav, "getcontentlength"): propstat?.properties.contentLength = Self.trimmedText(text)
-        case (DAVNamespace.dav, "getcontenttype"): propstat?.properties.contentType = Self.trimmedText(text)
-        case (DAVNamespace.dav, "getlastmodified"): propstat?.properties.lastModified = Self.trimmedText(text)
-        case (DAVNamespace.dav, "getetag"): propstat?.properties.etag = Self.trimmedText(text)
-        case (DAVNamespace.owncloud, "fileid"): propstat?.properties.fileID = Self.trimmedText(text)
-        case (DAVNamespace.sitefs, SitefsDeadProperties.mode): propstat?.properties.mode = Self.trimmedText(text)
-        case (DAVNamespace.sitefs, SitefsDeadProperties.symlinkTarget): propstat?.properties.symlinkTarget = Self.trimmedText(text)
+    /// Keeps a property's value (the element's text) in the open propstat.
+    private func record(_ element: OpenElement) {
+        guard propstat != nil else { return }
+        switch (element.namespace.known, element.localName.known) {
+        case (.davNamespace, .displayname): propstat?.properties.displayName = String(decoding: text, as: UTF8.self)
+        case (.davNamespace, .getcontentlength): propstat?.properties.contentLength = Self.trimmedText(text)
+        case (.davNamespace, .getcontenttype): propstat?.properties.contentType = Self.trimmedText(text)
+        case (.davNamespace, .getlastmodified): propstat?.properties.lastModified = Self.trimmedText(text)
+        case (.davNamespace, .getetag): propstat?.properties.etag = Self.trimmedText(text)
+        case (.owncloudNamespace, .fileid): propstat?.properties.fileID = Self.trimmedText(text)
+        case (.sitefsNamespace, .mode): propstat?.properties.mode = Self.trimmedText(text)
+        case (.sitefsNamespace, .symlinkTarget): propstat?.properties.symlinkTarget = Self.trimmedText(text)
         default: break
         }
     }
@@ -256,22 +333,26 @@ final class ParseState {
     }
 }
 
-/// The element and namespace names of one parse, made into strings once each: a listing
-/// names the same dozen elements 100,000 times. libxml2 hands names out of its dictionary,
-/// so one name keeps one address for the parser's life; a hit is still checked byte for
-/// byte, so a name at a reused address can never be taken for another. At most `capacity`
-/// names are kept (a body of endless distinct names costs its strings, not a growing table).
+/// The element and namespace names of one parse, made into strings and recognized once
+/// each: a listing names the same dozen elements 100,000 times. libxml2 hands names out of
+/// its dictionary, so one name keeps one address for the parser's life; a hit is still
+/// checked byte for byte, so a name at a reused address can never be taken for another. At
+/// most `capacity` names are kept (a body of endless distinct names costs its strings, not
+/// a growing table).
 struct InternedNames {
     static let capacity = 32
-    private var known: [(address: UnsafePointer<UInt8>, bytes: [UInt8], name: String)] = []
+    private var known: [(address: UnsafePointer<UInt8>, bytes: [UInt8], name: XMLName)] = []
 
-    mutating func name(_ text: UnsafePointer<UInt8>?) -> String {
-        guard let text else { return "" }
+    mutating func name(_ text: UnsafePointer<UInt8>?) -> XMLName {
+        guard let text else { return XMLName(text: "", known: .other) }
         var length = 0
         while text[length] != 0 { length += 1 }
         let bytes = UnsafeBufferPointer(start: text, count: length)
-        if let hit = known.first(where: { $0.address == text }), hit.bytes.elementsEqual(bytes) { return hit.name }
-        let name = String(decoding: bytes, as: UTF8.self)
+        if let hit = known.first(where: { $0.address == text }), hit.bytes.count == length, hit.bytes.elementsEqual(bytes) {
+            return hit.name
+        }
+        let string = String(decoding: bytes, as: UTF8.self)
+        let name = XMLName(text: string, known: KnownName(string))
         if known.count < Self.capacity { known.append((text, Array(bytes), name)) }
         return name
     }

@@ -51,7 +51,7 @@ public final class MultistatusParser {
         handler.initialized = sitefs_xml_sax2_magic()
         handler.startElementNs = { context, localName, _, namespace, _, _, _, _, _ in
             guard let state = ParseState.from(context) else { return }
-            state.start(namespace: state.name(namespace), localName: state.name(localName))
+            state.start(OpenElement(namespace: state.name(namespace), localName: state.name(localName)))
         }
         handler.endElementNs = { context, _, _, _ in ParseState.from(context)?.end() }
         handler.characters = { context, bytes, count in ParseState.from(context)?.text(bytes, Int(count)) }

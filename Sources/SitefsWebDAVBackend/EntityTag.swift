@@ -14,19 +14,31 @@ import SitefsWebDAV
 /// unless a write keeps the size within the same second.
 public enum EntityTag {
     /// The version for a tag as the server sent it, or nil for no (or an unusable) tag.
+    /// Read as bytes, once: a listing reads one tag per entry.
     public static func version(fromHeader header: String?) -> String? {
-        guard var tag = header?.trimmingASCIIWhitespace, !tag.isEmpty else { return nil }
-        if tag.hasPrefix("W/") { tag.removeFirst(2) }
-        if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }
-        guard !tag.isEmpty, tag.utf8.count <= 256, !tag.hasPrefix("lm:"),
-              !tag.utf8.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == UInt8(ascii: "\"") })
-        else { return nil }
-        return tag
+        guard let header else { return nil }
+        return header.utf8.withContiguousStorageIfAvailable(version(fromBytes:))
+            ?? Array(header.utf8).withUnsafeBufferPointer(version(fromBytes:))
     }
+
+    private static func version(fromBytes header: UnsafeBufferPointer<UInt8>) -> String? {
+        var tag = header.trimmingSpacesAndTabs
+        if tag.starts(with: weakPrefix) { tag = tag.dropFirst(2) }
+        if tag.count >= 2, tag.first == quote, tag.last == quote { tag = tag.dropFirst().dropLast() }
+        guard !tag.isEmpty, tag.count <= 256, !tag.starts(with: fallbackPrefix),
+              !tag.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == quote })
+        else { return nil }
+        return String(decoding: tag, as: UTF8.self)
+    }
+
+    private static let quote = UInt8(ascii: "\"")
+    private static let weakPrefix = Array("W/".utf8)
+    private static let fallbackPrefix = Array("lm:".utf8)
 
     /// Whether the server marked the tag weak.
     public static func isWeak(_ header: String?) -> Bool {
-        header?.trimmingASCIIWhitespace.hasPrefix("W/") == true
+        guard let header else { return false }
+        return header.utf8.trimmingSpacesAndTabs.starts(with: weakPrefix)
     }
 
     /// The version of a resource without a tag.
@@ -48,10 +60,20 @@ public enum EntityTag {
 }
 
 extension String {
+    /// Without the spaces and tabs around it (compared as bytes).
     var trimmingASCIIWhitespace: String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view.removeFirst() }
-        while let last = view.last, last == " " || last == "\t" { view.removeLast() }
-        return String(view)
+        let trimmed = utf8.trimmingSpacesAndTabs
+        return trimmed.count == utf8.count ? self : String(decoding: trimmed, as: UTF8.self)
+    }
+}
+
+extension BidirectionalCollection where Element == UInt8 {
+    /// Without the spaces and tabs at either end.
+    var trimmingSpacesAndTabs: SubSequence {
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }
