@@ -86,6 +86,9 @@ let package = Package(
             dependencies: [
                 "SitefsProvider", "SitefsAPI", "SitefsConcurrency", "CLinux",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite itself, as GRDB links it: the metadata cache's bulk inserts bind
+                // values directly (BulkInsert).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -111,7 +111,7 @@ public final class MetadataDatabase: Sendable {
 
     public func save(_ items: [ProviderItem]) {
         enqueue { db in
-            let statement = try db.cachedStatement(sql: """
+            var insert = try BulkInsert(db, sql: """
                 INSERT OR REPLACE INTO items (site, id, parent, name, kind, size, created, modified, created_by,
                                               modified_by, version, capabilities, mode, symlink_target)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -121,11 +121,21 @@ public final class MetadataDatabase: Sendable {
             for item in items {
                 let capabilities = spelled[item.capabilities] ?? Self.spelled(item.capabilities)
                 spelled[item.capabilities] = capabilities
-                try statement.execute(
-                    arguments: [item.identifier.site, item.identifier.id, item.parent?.id, item.name, Self.kindName(item.kind),
-                                item.size, item.created.microseconds, item.modified.microseconds, item.createdBy,
-                                item.modifiedBy, item.version, capabilities,
-                                item.mode.map { Int64($0) }, item.symlinkTarget.map { Data($0) }])
+                insert.bind(item.identifier.site)
+                insert.bind(item.identifier.id)
+                insert.bind(item.parent?.id)
+                insert.bind(item.name)
+                insert.bind(Self.kindName(item.kind))
+                insert.bind(item.size)
+                insert.bind(item.created.microseconds)
+                insert.bind(item.modified.microseconds)
+                insert.bind(item.createdBy)
+                insert.bind(item.modifiedBy)
+                insert.bind(item.version)
+                insert.bind(capabilities)
+                insert.bind(item.mode.map { Int64($0) })
+                insert.bind(item.symlinkTarget)
+                try insert.insertRow()
             }
         }
     }
@@ -133,11 +143,19 @@ public final class MetadataDatabase: Sendable {
     public func saveListing(_ listing: ItemCache.Listing, of folder: ItemIdentifier) {
         enqueue { db in
             try db.cachedStatement(sql: "DELETE FROM listings WHERE folder_site = ? AND folder_id = ?").execute(arguments: [folder.site, folder.id])
-            let insert = try db.cachedStatement(sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)")
+            var insert = try BulkInsert(db, sql: "INSERT INTO listings VALUES (?, ?, ?, ?, ?)")
+            func insertEntry(at position: Int, named name: String, child: String) throws {
+                insert.bind(folder.site)
+                insert.bind(folder.id)
+                insert.bind(Int64(position))
+                insert.bind(name)
+                insert.bind(child)
+                try insert.insertRow()
+            }
             // The marker says the listing is known even when it has no entry.
-            try insert.execute(arguments: [folder.site, folder.id, Self.knownListingPosition, "", ""])
+            try insertEntry(at: Self.knownListingPosition, named: "", child: "")
             for (position, (name, child)) in zip(listing.names, listing.identifiers).enumerated() {
-                try insert.execute(arguments: [folder.site, folder.id, position, name, child.id])
+                try insertEntry(at: position, named: name, child: child.id)
             }
         }
     }
