@@ -35,7 +35,8 @@ public final class MultistatusParser {
         }
     }
 
-    private let state: ParseState
+    /// What the callbacks reach (`Unmanaged`, through libxml2's context pointer).
+    private let parse: ParseContext
     private var context: xmlParserCtxtPtr?
     private var handler = xmlSAXHandler()
     /// Bytes fed so far: an empty body is no multistatus (not a malformed one).
@@ -47,20 +48,19 @@ public final class MultistatusParser {
     }
 
     init(document: ParseState.Document, limits: Limits, onResponse: @escaping (DAVResponse) -> Void) {
-        state = ParseState(limits: limits, document: document, onResponse: onResponse)
+        parse = ParseContext(ParseState(limits: limits, document: document, onResponse: onResponse))
         handler.initialized = sitefs_xml_sax2_magic()
         handler.startElementNs = { context, localName, _, namespace, _, _, _, _, _ in
-            guard let state = ParseState.from(context) else { return }
-            state.start(OpenElement(namespace: state.name(namespace), localName: state.name(localName)))
+            ParseContext.from(context)?.state.start(namespace: namespace, localName: localName)
         }
-        handler.endElementNs = { context, _, _, _ in ParseState.from(context)?.end() }
-        handler.characters = { context, bytes, count in ParseState.from(context)?.text(bytes, Int(count)) }
-        handler.cdataBlock = { context, bytes, count in ParseState.from(context)?.text(bytes, Int(count)) }
+        handler.endElementNs = { context, _, _, _ in ParseContext.from(context)?.state.end() }
+        handler.characters = { context, bytes, count in ParseContext.from(context)?.state.text(bytes, Int(count)) }
+        handler.cdataBlock = { context, bytes, count in ParseContext.from(context)?.state.text(bytes, Int(count)) }
         // Any DOCTYPE at all: a multistatus has none, and one is how entity bombs and
         // external entities get in.
-        handler.internalSubset = { context, _, _, _ in ParseState.from(context)?.fail(.doctype) }
-        handler.externalSubset = { context, _, _, _ in ParseState.from(context)?.fail(.doctype) }
-        handler.entityDecl = { context, _, _, _, _, _ in ParseState.from(context)?.fail(.doctype) }
+        handler.internalSubset = { context, _, _, _ in ParseContext.from(context)?.state.fail(.doctype) }
+        handler.externalSubset = { context, _, _, _ in ParseContext.from(context)?.state.fail(.doctype) }
+        handler.entityDecl = { context, _, _, _, _, _ in ParseContext.from(context)?.state.fail(.doctype) }
     }
 
     deinit {
@@ -79,16 +79,16 @@ public final class MultistatusParser {
 
     /// The body has ended: anything left open is an error.
     public func finish() throws(DAVParseError) {
-        if let failure = state.failure { throw failure }
+        if let failure = parse.state.failure { throw failure }
         guard fed > 0 else { throw .notMultistatus }
         try push(UnsafeRawBufferPointer(start: nil, count: 0), terminate: true)
-        guard state.sawMultistatus else { throw .notMultistatus }
+        guard parse.state.sawMultistatus else { throw .notMultistatus }
     }
 
     private func push(_ bytes: UnsafeRawBufferPointer, terminate: Bool) throws(DAVParseError) {
-        if let failure = state.failure { throw failure }
+        if let failure = parse.state.failure { throw failure }
         fed += bytes.count
-        guard fed <= state.limits.bodyBytes else { throw .tooLarge }
+        guard fed <= parse.state.limits.bodyBytes else { throw .tooLarge }
         var offset = 0
         repeat {
             // libxml2 takes an int count: large chunks go in pieces.
@@ -101,16 +101,16 @@ public final class MultistatusParser {
             } else {
                 // The first chunk creates the parser (it sniffs the encoding from it).
                 let created = withUnsafeMutablePointer(to: &handler) { handler in
-                    xmlCreatePushParserCtxt(handler, Unmanaged.passUnretained(state).toOpaque(), chunk, Int32(count), nil)
+                    xmlCreatePushParserCtxt(handler, Unmanaged.passUnretained(parse).toOpaque(), chunk, Int32(count), nil)
                 }
                 guard let created else { throw .malformed("the XML parser could not be created") }
                 context = created
-                state.stop = { xmlStopParser(created) }
+                parse.state.stop = { xmlStopParser(created) }
                 // No network, no entity substitution, no DTD loading; huge inputs stay refused.
                 xmlCtxtUseOptions(created, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue))
                 code = last ? xmlParseChunk(created, nil, 0, 1) : 0
             }
-            if let failure = state.failure { throw failure }
+            if let failure = parse.state.failure { throw failure }
             if code != 0 { throw .malformed(Self.lastError(of: context)) }
             offset += count
         } while offset < bytes.count
