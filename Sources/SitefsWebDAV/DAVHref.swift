@@ -16,17 +16,38 @@ public enum DAVHref {
     public struct Base: Sendable {
         let segments: [[UInt8]]
         let origin: String
+        /// The path as given, ending in `/` (see `components(of:below:encoded:)`).
+        let encodedPrefix: [UInt8]
 
         /// Nil when `path` is not an absolute path of usable segments.
         public init?(path: String, origin: String) {
             guard let segments = DAVHref.segments(of: path) else { return nil }
             self.segments = segments.map { Array($0.utf8) }
             self.origin = origin.lowercased()
+            encodedPrefix = Array(path.utf8) + (path.hasSuffix("/") ? [] : [UInt8(ascii: "/")])
         }
 
         /// As `DAVHref.components(of:below:origin:)`.
         public func components(of href: String) -> [String]? {
-            guard let path = DAVHref.path(of: href, origin: origin), let all = DAVHref.segments(of: path), all.count >= segments.count,
+            guard let path = DAVHref.path(of: href, origin: origin) else { return nil }
+            return components(ofPath: path, below: [], encoded: encodedPrefix)
+        }
+
+        /// As `components(of:)`, for the hrefs of one listing: `known` are the components of
+        /// the listed collection (decoded, checked) and `encoded` its path as the request
+        /// wrote it, ending in `/`. An href that begins with those very bytes, as a server
+        /// echoing the request writes every one, has only the segments after them decoded.
+        public func components(of href: String, below known: [String], encoded: [UInt8]) -> [String]? {
+            guard let path = DAVHref.path(of: href, origin: origin) else { return nil }
+            return components(ofPath: path, below: known, encoded: encoded)
+        }
+
+        private func components(ofPath path: String, below known: [String], encoded: [UInt8]) -> [String]? {
+            // The same bytes as `known` came from: the same segments.
+            if encoded.last == UInt8(ascii: "/"), path.utf8.starts(with: encoded) {
+                return DAVHref.segments(of: path.utf8.dropFirst(encoded.count)).map { known + $0 }
+            }
+            guard let all = DAVHref.segments(of: path), all.count >= segments.count,
                   zip(all, segments).allSatisfy({ $0.utf8.elementsEqual($1) })  // as bytes: NFC is not NFD
             else { return nil }
             return Array(all[segments.count...])
@@ -52,7 +73,14 @@ public enum DAVHref {
     /// dropped (a collection's href).
     private static func segments(of path: String) -> [String]? {
         guard path.hasPrefix("/") else { return nil }
-        var raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        return segments(of: path.utf8.dropFirst())
+    }
+
+    /// The segments of a relative path (what follows a `/`), as `segments(of:)` reads them;
+    /// an empty one is no segment.
+    private static func segments(of relative: Substring.UTF8View) -> [String]? {
+        guard !relative.isEmpty else { return [] }
+        var raw = relative.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)[...]
         if raw.last?.isEmpty == true { raw = raw.dropLast() }
         var result: [String] = []
         for segment in raw {

@@ -91,8 +91,11 @@ public struct WebDAVListing: Sendable {
                           isCancelled: (@Sendable () -> Bool)?, onEntry: @escaping (WebDAVEntry) -> Void,
                           onRefused: @escaping (String) -> Void) throws(WebDAVListingError) -> WebDAVEntry? {
         var own: WebDAVEntry?
+        var path = basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/")
+        if !components.isEmpty, collection { path += "/" }
+        let encodedPath = Array(path.utf8)
         let parser = MultistatusParser(limits: limits) { response in
-            guard let path = hrefBase?.components(of: response.href) else {
+            guard let path = hrefBase?.components(of: response.href, below: components, encoded: encodedPath) else {
                 return onRefused("an href outside the mount or not a usable name: \(response.href.debugDescription)")
             }
             if let status = response.status, !(200..<300).contains(status) {
@@ -107,8 +110,6 @@ public struct WebDAVListing: Sendable {
                 onRefused("an entry that is not a child of the listed collection: \(response.href.debugDescription)")
             }
         }
-        var path = basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/")
-        if !components.isEmpty, collection { path += "/" }
         var request = HTTPRequest(method: .propfind, path: path,
                                   headers: headers + extra + [("Depth", depth), ("Content-Type", "application/xml; charset=utf-8")],
                                   body: .bytes(Self.requestBody))

@@ -37,6 +37,27 @@ import Testing
     @Test(arguments: ["a%2Fb", "a%00b", "%FF%FE", "bad%zz", "trail%2", ".", "x//y", "doc.odt?v=2", "doc.odt#top"])
     func aNameThatCannotBeAFileNameIsRefused(segment: String) {
         #expect(components(base + segment) == nil)
+        // Also below a listed collection whose path the href repeats byte for byte.
+        #expect(listed(base + "Harbour%20Tower/" + segment) == nil)
+    }
+
+    /// A listing of the collection "Harbour Tower" (its request path as sitefs encodes it).
+    private func listed(_ href: String) -> [String]? {
+        DAVHref.Base(path: base, origin: origin)?.components(of: href, below: ["Harbour Tower"],
+                                                                 encoded: Array((base + "Harbour%20Tower/").utf8))
+    }
+
+    /// Hrefs of a listing read the same whether the server repeats the request's encoding of
+    /// the collection (only the rest is decoded) or writes it otherwise.
+    @Test func aListingsHrefsReadTheSameHoweverTheCollectionIsEncoded() {
+        #expect(listed(base + "Harbour%20Tower/") == ["Harbour Tower"])
+        #expect(listed(base + "Harbour%20Tower/plan%C3%A9.odt") == ["Harbour Tower", "plané.odt"])
+        #expect(listed("https://files.example.com" + base + "Harbour%20Tower/a%20b") == ["Harbour Tower", "a b"])
+        #expect(listed(base + "Harbour Tower/plan.odt") == ["Harbour Tower", "plan.odt"])
+        #expect(listed(base + "Harbour%20tower/plan.odt") == ["Harbour tower", "plan.odt"])
+        #expect(listed(base + "Other/plan.odt") == ["Other", "plan.odt"])
+        #expect(listed("/remote.php/dav/files/bob/Harbour%20Tower/plan.odt") == nil)
+        #expect(listed("https://evil.example.net" + base + "Harbour%20Tower/plan.odt") == nil)
     }
 
     @Test func namesAreComparedAsBytesNotAsCanonicalText() {
