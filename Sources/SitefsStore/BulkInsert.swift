@@ -13,6 +13,8 @@ struct BulkInsert {
     private let connection: SQLiteConnection?
     /// The next parameter to bind (SQLite counts from 1).
     private var parameter: Int32 = 1
+    /// What SQLite answered the first bind of this row it refused (the row is not written).
+    private var refusedBind: Int32?
 
     init(_ database: Database, sql: String) throws {
         statement = try database.makeStatement(sql: sql)
@@ -24,16 +26,16 @@ struct BulkInsert {
 
     mutating func bind(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
+        let code = text.withUTF8 { bytes in
             // An empty buffer may have no address, which SQLite would take for NULL.
-            if let address = bytes.baseAddress, !bytes.isEmpty {
-                let characters = UnsafeRawPointer(address).assumingMemoryBound(to: CChar.self)
-                _ = sqlite3_bind_text(statement.sqliteStatement, parameter, characters, Int32(bytes.count), Self.transient)
-            } else {
-                _ = sqlite3_bind_text(statement.sqliteStatement, parameter, "", 0, Self.transient)
+            guard let address = bytes.baseAddress, !bytes.isEmpty else {
+                return sqlite3_bind_text(statement.sqliteStatement, parameter, "", 0, Self.transient)
             }
+            guard let length = Int32(exactly: bytes.count) else { return SQLITE_TOOBIG }
+            let characters = UnsafeRawPointer(address).assumingMemoryBound(to: CChar.self)
+            return sqlite3_bind_text(statement.sqliteStatement, parameter, characters, length, Self.transient)
         }
-        parameter += 1
+        bound(code)
     }
 
     mutating func bind(_ text: String?) {
@@ -42,8 +44,7 @@ struct BulkInsert {
     }
 
     mutating func bind(_ value: Int64) {
-        sqlite3_bind_int64(statement.sqliteStatement, parameter, value)
-        parameter += 1
+        bound(sqlite3_bind_int64(statement.sqliteStatement, parameter, value))
     }
 
     mutating func bind(_ value: Int64?) {
@@ -53,18 +54,23 @@ struct BulkInsert {
 
     mutating func bind(_ bytes: [UInt8]?) {
         guard let bytes else { return bindNull() }
-        bytes.withUnsafeBytes { buffer in
-            if let address = buffer.baseAddress, !buffer.isEmpty {
-                _ = sqlite3_bind_blob(statement.sqliteStatement, parameter, address, Int32(buffer.count), Self.transient)
-            } else {
-                _ = sqlite3_bind_zeroblob(statement.sqliteStatement, parameter, 0)
+        let code = bytes.withUnsafeBytes { buffer in
+            guard let address = buffer.baseAddress, !buffer.isEmpty else {
+                return sqlite3_bind_zeroblob(statement.sqliteStatement, parameter, 0)
             }
+            guard let length = Int32(exactly: buffer.count) else { return SQLITE_TOOBIG }
+            return sqlite3_bind_blob(statement.sqliteStatement, parameter, address, length, Self.transient)
         }
-        parameter += 1
+        bound(code)
     }
 
     private mutating func bindNull() {
-        sqlite3_bind_null(statement.sqliteStatement, parameter)
+        bound(sqlite3_bind_null(statement.sqliteStatement, parameter))
+    }
+
+    /// The next parameter, after SQLite answered `code` to binding this one.
+    private mutating func bound(_ code: Int32) {
+        if code != SQLITE_OK, refusedBind == nil { refusedBind = code }
         parameter += 1
     }
 
@@ -75,6 +81,10 @@ struct BulkInsert {
             sqlite3_reset(statement.sqliteStatement)
             sqlite3_clear_bindings(statement.sqliteStatement)
             parameter = 1
+            refusedBind = nil
+        }
+        if let refusedBind {
+            throw DatabaseError(resultCode: ResultCode(rawValue: refusedBind), message: "a value could not be bound", sql: statement.sql)
         }
         let code = sqlite3_step(statement.sqliteStatement)
         guard code == SQLITE_DONE else {

@@ -91,6 +91,37 @@ import Testing
         #expect(try !open(scratch).lastRunEndedCleanly)
     }
 
+    /// Every field of an item comes back byte for byte: the values are bound to SQLite one
+    /// by one (`BulkInsert`), empty, non-ASCII and absent ones included.
+    @Test func everyFieldOfAnItemComesBackAsItWas() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        var link = Tree.item("1l", "Pl\u{61}\u{301}ns \u{2192} current")
+        link.kind = .symlink
+        link.symlinkTarget = Array("../Pl\u{e1}ns/\u{0}x".utf8).filter { $0 != 0 }
+        link.mode = 0o640
+        link.version = ""
+        link.createdBy = ""
+        link.modifiedBy = "Zoë"
+        link.size = Int64.max
+        var empty = Tree.item("1e", "e")
+        empty.symlinkTarget = nil
+        empty.mode = nil
+        do {
+            let database = try open(scratch)
+            database.save([link, empty])
+            database.saveListing(ItemCache.Listing(names: [link.name, ""], identifiers: [link.identifier, empty.identifier]),
+                                 of: Tree.plans)
+            database.flush()
+        }
+        let database = try open(scratch)
+        let items = Dictionary(uniqueKeysWithValues: database.loadItems().map { ($0.identifier, $0) })
+        #expect(items[link.identifier] == link)
+        #expect(items[link.identifier]?.name.utf8.elementsEqual(link.name.utf8) == true, "the name's bytes, not an equivalent")
+        #expect(items[empty.identifier] == empty)
+        #expect(database.loadListings()[Tree.plans]?.names.map { Array($0.utf8) } == [Array(link.name.utf8), []])
+    }
+
     @Test func aWriteAfterTheMarkMakesItUntrue() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
