@@ -145,12 +145,20 @@ public final class ItemCache: Sendable {
     /// Stores a listing of `fetch.folder` fetched from the server, with what changed in the
     /// folder since `fetch` began applied to it, and returns what was stored (the fetched
     /// listing as it is when a `forgetListing` meanwhile leaves it unstored).
+    ///
+    /// A file made here that this cache still holds in the folder stays listed. Its upload
+    /// may have created it on the server after the server answered, and the sync engine
+    /// stops listing a new file once its create is done, before the core has the server's
+    /// item: a listing stored in between had neither, and a lookup of the name failed with
+    /// ENOENT (make found no Makefile while its upload ended). The core's replacing of the
+    /// item puts the server's in its place.
     @discardableResult
     public func storeListing(_ fetched: Listing, fetch: ServerRead) -> Listing {
         guard let folder = fetch.folder else { preconditionFailure("storeListing(_:fetch:) takes a listing fetch") }
         var listing = fetched
         let forgotten = state.withLock { state -> Bool in
             guard let pending = state.reads.end(fetch) else { return true }
+            Self.keepFilesMadeHere(in: folder, known: state.listings[folder], items: state.items, adding: &listing)
             for identifier in pending.touched {
                 let current = state.items[identifier]?.item
                 let index = listing.identifiers.firstIndex(of: identifier)
@@ -170,6 +178,24 @@ public final class ItemCache: Sendable {
         }
         if !forgotten { storeListing(listing, of: folder) }
         return listing
+    }
+
+    /// Adds to `listing` the files made here that `known` (the folder's listing until now)
+    /// shows and the cache still holds in the folder, unless `listing` has them or their name.
+    private static func keepFilesMadeHere(in folder: ItemIdentifier, known: Listing?, items: SlottedTable<CachedItem>,
+                                          adding listing: inout Listing) {
+        guard let known else { return }
+        let madeHere = zip(known.names, known.identifiers).filter { _, identifier in
+            identifier.isLocal && items[identifier]?.context.parent == folder
+        }
+        guard !madeHere.isEmpty else { return }
+        // Asked only when there is one: a folder's listing can have 100,000 entries.
+        let listed = Set(listing.identifiers)
+        let names = Set(listing.names.map { Array($0.utf8) })  // as bytes: NFC is not NFD
+        for (name, identifier) in madeHere where !listed.contains(identifier) && !names.contains(Array(name.utf8)) {
+            listing.names.append(name)
+            listing.identifiers.append(identifier)
+        }
     }
 
     public func storeListing(_ listing: Listing, of folder: ItemIdentifier) {

@@ -133,6 +133,32 @@ import Testing
         #expect(cache.rememberedChanges == 0)
     }
 
+    /// A listing fetched while a new file's upload ended: the server answered before the
+    /// create, and the engine no longer lists the file once it is created, but the core has
+    /// not replaced it yet. The file stays listed under its local identifier until it does.
+    @Test func aFileMadeHereStaysListedWhileItsCreateEndsDuringAFetch() {
+        let a = Tree.item("1", "a.txt")
+        let cache = cache(listing: [a])
+        let local = ItemIdentifier.local(in: Tree.plans.site)
+        var made = Tree.item("x", "Makefile")
+        made.identifier = local
+        cache.upsert(made)
+        let fetch = cache.beginListing(of: Tree.plans)
+        let stored = cache.storeListing(ItemCache.Listing(names: ["a.txt"], identifiers: [a.identifier]), fetch: fetch)
+        #expect(stored.names == ["a.txt", "Makefile"])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "Makefile") == local)
+        // The core replaces it with the server's item.
+        let created = Tree.item("5", "Makefile")
+        cache.upsert(created)
+        cache.remove(local)
+        #expect(cache.listing(of: Tree.plans)?.names == ["a.txt", "Makefile"])
+        #expect(cache.listing(of: Tree.plans)?.identifier(named: "Makefile") == created.identifier)
+        // Once replaced, a fetch from before the create no longer brings the local one back.
+        let later = cache.beginListing(of: Tree.plans)
+        let again = cache.storeListing(ItemCache.Listing(names: ["a.txt"], identifiers: [a.identifier]), fetch: later)
+        #expect(!again.identifiers.contains(local))
+    }
+
     @Test func aListingFetchOverlappedByAForgetIsNotStored() {
         let a = Tree.item("1", "a.txt")
         let cache = cache(listing: [a])
