@@ -149,9 +149,9 @@ public final class ItemCache: Sendable {
     /// A file made here that this cache still holds in the folder stays listed. Its upload
     /// may have created it on the server after the server answered, and the sync engine
     /// stops listing a new file once its create is done, before the core has the server's
-    /// item: a listing stored in between had neither, and a lookup of the name failed with
-    /// ENOENT (make found no Makefile while its upload ended). The core's replacing of the
-    /// item puts the server's in its place.
+    /// item: a listing stored in between would have neither, and a lookup of the name would
+    /// fail with ENOENT (make finding no Makefile as its upload ends). The core's replacing
+    /// of the item puts the server's in its place.
     @discardableResult
     public func storeListing(_ fetched: Listing, fetch: ServerRead) -> Listing {
         guard let folder = fetch.folder else { preconditionFailure("storeListing(_:fetch:) takes a listing fetch") }
