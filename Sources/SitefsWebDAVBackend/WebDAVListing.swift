@@ -91,9 +91,9 @@ public struct WebDAVListing: Sendable {
                           isCancelled: (@Sendable () -> Bool)?, onEntry: @escaping (WebDAVEntry) -> Void,
                           onRefused: @escaping (String) -> Void) throws(WebDAVListingError) -> WebDAVEntry? {
         var own: WebDAVEntry?
-        var path = basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/")
-        if !components.isEmpty, collection { path += "/" }
-        let encodedPath = Array(path.utf8)
+        var requestPath = basePath + components.map(PercentEncoding.encodeComponent).joined(separator: "/")
+        if !components.isEmpty, collection { requestPath += "/" }
+        let encodedPath = Array(requestPath.utf8)
         let parser = MultistatusParser(limits: limits) { response in
             guard let path = hrefBase?.components(of: response.href, below: components, encoded: encodedPath) else {
                 return onRefused("an href outside the mount or not a usable name: \(response.href.debugDescription)")
@@ -110,7 +110,7 @@ public struct WebDAVListing: Sendable {
                 onRefused("an entry that is not a child of the listed collection: \(response.href.debugDescription)")
             }
         }
-        var request = HTTPRequest(method: .propfind, path: path,
+        var request = HTTPRequest(method: .propfind, path: requestPath,
                                   headers: headers + extra + [("Depth", depth), ("Content-Type", "application/xml; charset=utf-8")],
                                   body: .bytes(Self.requestBody))
         request.isCancelled = isCancelled
