@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SitefsProvider
 import SitefsTestSupport
-import SitefsWebDAVBackend
+@testable import SitefsWebDAVBackend
 import Testing
 
 /// A listing's first page is served while the server is still sending the rest: the core
@@ -63,5 +63,47 @@ import Testing
             token = page.next
         }
         #expect(names.count == 600 && Set(names).count == 600)
+    }
+
+    /// A listing longer than every batch it is resolved in (256, then twice as many each
+    /// time, up to the largest) lists each entry once, in the server's order, and a second
+    /// listing gives each the identifier the first gave it.
+    @Test func batchesOfGrowingSizeListEveryEntryOnceWithStableIdentifiers() throws {
+        let count = 256 + 512 + 1_024 + 2 * WebDAVDocumentBackend.listingBatches.largest + 7
+        // Not in name order, as a server lists in its own.
+        let order = (0..<count).map { ($0 * 7_919) % count }
+        let server = try TestServer(routes: { request, connection in
+            guard connection.readWholeBody(of: request) != nil else { return false }
+            let entries = request.path == "/" ? ["/", "/Site/"] : request.path == "/Site/" ? ["/Site/"] + order.map { "/Site/f\($0).txt" } : []
+            guard !entries.isEmpty else { return connection.send(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8)) }
+            let responses = entries.map { href in
+                let props = href.hasSuffix("/") ? "<d:resourcetype><d:collection/></d:resourcetype>"
+                    : "<d:resourcetype/><d:getcontentlength>1</d:getcontentlength><d:getetag>\"e\"</d:getetag>"
+                return "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop>"
+                    + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+            }
+            let body = Array((#"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">"# + responses.joined() + "</d:multistatus>").utf8)
+            return connection.send(Array("HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        })
+        defer { _ = server.stop() }
+        let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.baseURL + "/")),
+                                            credentials: FixedAuthorization(nil), identities: try IdentityTable(path: nil),
+                                            logger: Logger(label: "test"))
+        let site = try #require(try backend.sites(after: nil, limit: 10).items.first)
+        func listing() throws -> [ProviderItem] {
+            var items: [ProviderItem] = []
+            var token: PageToken?
+            repeat {
+                let page = try backend.children(of: site.identifier, after: token, limit: 500)
+                items += page.items
+                token = page.next
+            } while token != nil
+            return items
+        }
+        let first = try listing()
+        #expect(first.map(\.name) == order.map { "f\($0).txt" })
+        #expect(Set(first.map(\.identifier)).count == count)
+        let second = try listing()
+        #expect(second.map(\.identifier) == first.map(\.identifier))
     }
 }
