@@ -50,12 +50,14 @@ def median(values):
 
 class Samples:
     """Times of one measured command over the runs, and for mount operations the daemon's
-    CPU seconds, peak RSS (VmHWM) and the server requests each run made."""
+    CPU seconds, peak RSS (VmHWM), the bytes it wrote (where readable) and the server
+    requests each run made."""
 
     def __init__(self):
         self.seconds = []
         self.cpu = []
         self.peak_kib = []
+        self.written = []
         self.requests = []
 
     def add(self, seconds):
@@ -69,7 +71,8 @@ class Samples:
     def notes(self):
         if not self.cpu:
             return ""
-        return (f"cpu {median(self.cpu):.2f} s, peak {max(self.peak_kib) // 1024} MiB, "
+        wrote = f", wrote {median(self.written) / 1048576:.1f} MiB" if self.written else ""
+        return (f"cpu {median(self.cpu):.2f} s, peak {max(self.peak_kib) // 1024} MiB{wrote}, "
                 f"{median(self.requests):g} req")
 
 

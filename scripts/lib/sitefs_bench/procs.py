@@ -81,6 +81,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
+def written_bytes(pid):
+    """The bytes the process has handed to write calls (/proc/PID/io `wchar`: files and
+    sockets alike, page cache or not), or None where that is not readable."""
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("wchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def find_process(predicate):
     """The first live process whose argument list satisfies `predicate`, or None."""
     for entry in os.listdir("/proc"):

@@ -150,13 +150,17 @@ class World:
 
     @contextmanager
     def operation(self, samples, watch=None):
-        """Around one operation on the mount: its daemon CPU, peak RSS and server requests
-        go to `samples`. `watch`: the server watch polled meanwhile, whose own requests
-        (content reads) are not the operation's."""
+        """Around one operation on the mount: its daemon CPU, peak RSS, bytes written and
+        server requests go to `samples`. `watch`: the server watch polled meanwhile, whose
+        own requests (content reads) are not the operation's."""
         cpu, offset = procs.cpu_seconds(self.daemon_pid), self.server.log_offset()
+        written = procs.written_bytes(self.daemon_pid)
         own = watch.own_requests if watch else 0
         yield
         samples.cpu.append(procs.cpu_seconds(self.daemon_pid) - cpu)
+        now_written = procs.written_bytes(self.daemon_pid)
+        if written is not None and now_written is not None:
+            samples.written.append(now_written - written)
         samples.requests.append(self.server.requests_since(offset) - ((watch.own_requests - own) if watch else 0))
         samples.peak_kib.append(procs.status_kib(self.daemon_pid, "VmHWM"))
 
