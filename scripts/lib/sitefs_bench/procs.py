@@ -82,8 +82,9 @@ def cpu_seconds(pid):
 
 
 def written_bytes(pid):
-    """The bytes the process has handed to write calls (/proc/PID/io `wchar`: files and
-    sockets alike, page cache or not), or None where that is not readable."""
+    """The bytes the process has handed to write calls (/proc/PID/io `wchar`): to files
+    (page cache or not), sockets and the FUSE device alike, so a read's bytes count too,
+    as the replies that carry them. None where that file is not readable."""
     try:
         with open(f"/proc/{pid}/io") as f:
             for line in f:
