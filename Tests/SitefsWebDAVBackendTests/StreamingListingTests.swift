@@ -8,6 +8,24 @@ import Testing
 /// A listing's first page is served while the server is still sending the rest: the core
 /// gets entries as the response streams in, not once the whole collection has arrived.
 @Suite struct StreamingListingTests {
+    /// One entry of a multistatus: a collection when `href` ends in "/", else a one-byte file.
+    static func response(for href: String) -> String {
+        let props = href.hasSuffix("/") ? "<d:resourcetype><d:collection/></d:resourcetype>"
+            : "<d:resourcetype/><d:getcontentlength>1</d:getcontentlength><d:getetag>\"e\"</d:getetag>"
+        return "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop>"
+            + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
+    }
+
+    /// A multistatus body of `responses`; without its closing tag when not `closed` (the
+    /// length of a prefix of it).
+    static func multistatus(_ responses: [String], closed: Bool = true) -> [UInt8] {
+        Array((#"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">"# + responses.joined() + (closed ? "</d:multistatus>" : "")).utf8)
+    }
+
+    static func header(for body: [UInt8]) -> [UInt8] {
+        Array("HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+    }
+
     /// The server sends the first half of a 600-entry multistatus, then holds the rest back
     /// until the test lets it go (or 20 s pass).
     private final class HeldBackServer: @unchecked Sendable {
@@ -22,17 +40,11 @@ import Testing
                 return connection.send(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8))
             }
             let entries = request.path == "/" ? ["/", "/Site/"] : ["/Site/"] + (0..<600).map { "/Site/f\($0).txt" }
-            let responses = entries.map { href in
-                let props = href.hasSuffix("/") ? "<d:resourcetype><d:collection/></d:resourcetype>"
-                    : "<d:resourcetype/><d:getcontentlength>1</d:getcontentlength><d:getetag>\"e\"</d:getetag>"
-                return "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop>"
-                    + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
-            }
-            let head = #"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">"#
-            let body = Array((head + responses.joined() + "</d:multistatus>").utf8)
-            let header = Array("HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+            let responses = entries.map(StreamingListingTests.response(for:))
+            let body = StreamingListingTests.multistatus(responses)
+            let header = StreamingListingTests.header(for: body)
             guard request.path == "/Site/" else { return connection.send(header + body) }
-            let half = Array((head + responses[..<300].joined()).utf8).count
+            let half = StreamingListingTests.multistatus(Array(responses[..<300]), closed: false).count
             guard connection.send(header + body[..<half]) else { return false }
             _ = release.wait(timeout: .now() + 20)
             lock.withLock { restSent = true }
@@ -76,14 +88,8 @@ import Testing
             guard connection.readWholeBody(of: request) != nil else { return false }
             let entries = request.path == "/" ? ["/", "/Site/"] : request.path == "/Site/" ? ["/Site/"] + order.map { "/Site/f\($0).txt" } : []
             guard !entries.isEmpty else { return connection.send(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8)) }
-            let responses = entries.map { href in
-                let props = href.hasSuffix("/") ? "<d:resourcetype><d:collection/></d:resourcetype>"
-                    : "<d:resourcetype/><d:getcontentlength>1</d:getcontentlength><d:getetag>\"e\"</d:getetag>"
-                return "<d:response><d:href>\(href)</d:href><d:propstat><d:prop>\(props)</d:prop>"
-                    + "<d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
-            }
-            let body = Array((#"<?xml version="1.0"?><d:multistatus xmlns:d="DAV:">"# + responses.joined() + "</d:multistatus>").utf8)
-            return connection.send(Array("HTTP/1.1 207 Multi-Status\r\nContent-Type: application/xml\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            let body = StreamingListingTests.multistatus(entries.map(StreamingListingTests.response(for:)))
+            return connection.send(StreamingListingTests.header(for: body) + body)
         })
         defer { _ = server.stop() }
         let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.baseURL + "/")),
