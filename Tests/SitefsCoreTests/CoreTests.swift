@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import SitefsCore
+@testable import SitefsCore
 import Synchronization
 import SitefsProvider
 import SystemPackage
@@ -74,10 +74,11 @@ import Testing
             seen += 1
             return seen <= 3
         }
-        // Nobody asked for page two, yet it is fetched.
-        _ = eventually { harness.backend.calls("children") >= 2 }
-        #expect(harness.backend.calls("children") == 2)
-        // The reader then gets it without asking the server again.
+        // Nobody asked for pages two and three, yet they are fetched (the depth ahead is two).
+        #expect(ListingPages.depth == 2)
+        _ = eventually { harness.backend.calls("children") >= 3 }
+        #expect(harness.backend.calls("children") == 3)
+        // The reader then gets them without asking the server again.
         let rest = try readNames(harness, inode, handle, from: 3, perCall: 7)
         #expect(rest == (1..<25).map { String(format: "file %02d", $0) })
         #expect(harness.backend.calls("children") == 3)

@@ -5,8 +5,8 @@ import SystemPackage
 import Testing
 @testable import SitefsCore
 
-/// The listing's page chain: the next page's request goes out before the page that named it
-/// is stored, and an answer nobody takes is let go.
+/// The listing's page chain: the next pages' requests go out before the page that named them
+/// is stored, up to the depth ahead of the reader, and an answer nobody takes is let go.
 @Suite struct PageReadAheadTests {
     /// Page numbers, in the order noted.
     final class Numbers: Sendable {
@@ -66,24 +66,48 @@ import Testing
         #expect(storedBeforeNextRequest.all.isEmpty, "stored before the next request started")
     }
 
-    @Test func anAnswerNobodyTakesIsLetGo() throws {
+    @Test func pagesAreRequestedAheadOfAReaderThatHasNotComeToThem() throws {
+        let thirdRequested = DispatchSemaphore(value: 0)
+        let pages = PageReadAhead<Answer>(
+            request: { token in
+                if Self.number(token) == 3 { thirdRequested.signal() }
+                return Answer(Self.number(token), of: 4)
+            },
+            store: { Self.page($0) },
+            nextToken: { $0.next })
+        let first = try pages.page(after: nil)
+        // The reader has not asked for page 2: page 3 is requested all the same.
+        #expect(thirdRequested.wait(timeout: .now() + 10) == .success, "page 3 waited for the reader to take page 2")
+        var names = first.names
+        var token = first.next
+        while let next = token {
+            let page = try pages.page(after: next)
+            names += page.names
+            token = page.next
+        }
+        #expect(names == ["f1", "f2", "f3", "f4"])
+    }
+
+    @Test func aReaderThatStopsCostsAtMostTheDepthAndItsAnswersAreLetGo() throws {
         let released = Numbers()
-        let answered = DispatchSemaphore(value: 0)
+        let requested = Numbers()
         var pages: PageReadAhead<Answer>? = PageReadAhead<Answer>(
             request: { token in
-                defer { if token != nil { answered.signal() } }
-                return Answer(Self.number(token), of: 5, released: released)
+                requested.note(Self.number(token))
+                return Answer(Self.number(token), of: 9, released: released)
             },
             store: { Self.page($0) },
             nextToken: { $0.next })
         let first = try #require(pages).page(after: nil)  // like `ls | head`: one page, then close
         #expect(first.names == ["f1"])
-        #expect(answered.wait(timeout: .now() + 10) == .success, "page 2 was not requested ahead")
         pages = nil
-        // The thread that requested page 2 lets go of the reader's chain when it ends.
+        // The thread requesting ahead holds the chain until it stops at the depth; then what
+        // it requested for nobody is let go.
+        let expected = Array(1...(1 + PageReadAhead<Answer>.depth))
         let deadline = Date.now.addingTimeInterval(10)
-        while !released.all.contains(2), Date.now < deadline { usleep(1000) }
-        #expect(released.all.sorted() == [1, 2])
+        while released.all.sorted() != expected, Date.now < deadline { usleep(1000) }
+        #expect(released.all.sorted() == expected)
+        #expect(requested.all == expected)
     }
 
     @Test func aFailedRequestAheadIsMadeAgainByTheReader() throws {
