@@ -26,18 +26,20 @@ final class RequestedPage: Sendable {
 extension SitefsFilesystem {
     /// The pages of a folder's listing (or of the sites), each next one requested ahead.
     func pageReadAhead(of folder: ItemIdentifier?) -> ListingPages {
-        ListingPages(request: { [self] token throws(Errno) in try requestPage(of: folder, after: token) },
+        ListingPages(request: { [self] token, nextKnown throws(Errno) in try requestPage(of: folder, after: token, nextKnown: nextKnown) },
                      store: { [self] requested in storePage(requested, of: folder) },
                      nextToken: { $0.page.next })
     }
 
-    /// One server page of a folder (or of the sites), as the server answered it.
-    func requestPage(of folder: ItemIdentifier?, after token: PageToken?) throws(Errno) -> RequestedPage {
+    /// One server page of a folder (or of the sites), as the server answered it; `nextKnown`
+    /// hears the next page's token first where the server names it early.
+    func requestPage(of folder: ItemIdentifier?, after token: PageToken?,
+                     nextKnown: (PageToken) -> Void = { _ in }) throws(Errno) -> RequestedPage {
         let read = cache.beginRead()
         do throws(ProviderError) {
             let page: Page
             if let folder {
-                page = try backend.children(of: folder, after: token, limit: configuration.pageSize)
+                page = try backend.children(of: folder, after: token, limit: configuration.pageSize, nextKnown: nextKnown)
             } else {
                 page = try backend.sites(after: token, limit: configuration.pageSize)
             }

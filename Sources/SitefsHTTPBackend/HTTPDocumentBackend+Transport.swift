@@ -34,9 +34,11 @@ extension HTTPDocumentBackend {
     }
 
     /// Sends `request`; a success status decodes `T`, anything else becomes a `ProviderError`.
-    func decodedJSON<T: Decodable>(_ request: HTTPRequest) throws(ProviderError) -> T {
+    /// `received` sees a success response before its body is decoded.
+    func decodedJSON<T: Decodable>(_ request: HTTPRequest, received: (HTTPResponse) -> Void = { _ in }) throws(ProviderError) -> T {
         let response = try send(request)
         guard response.isSuccess else { throw Self.error(for: response) }
+        received(response)
         do {
             if let readable = T.self as? any JSONReadable.Type {
                 // Listing pages, read by the thousand: see JSONReader.

@@ -26,8 +26,18 @@ public final class HTTPDocumentBackend: DocumentBackend {
     }
 
     public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page {
+        try children(of: folder, after: token, limit: limit, nextKnown: { _ in })
+    }
+
+    /// The server names the next page in a `Link` header too (`NextPageLink`): told before
+    /// the page, often hundreds of items, is decoded.
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int,
+                         nextKnown: (PageToken) -> Void) throws(ProviderError) -> Page {
         let path = Self.itemPath(folder, "children") + Self.query(["limit": String(limit), "cursor": token?.rawValue])
-        return try ResponseValidation.page(try json(ItemPage.self, .get, path), of: folder, held: heldLocks.lockIDs())
+        let page: ItemPage = try decodedJSON(HTTPRequest(method: .get, path: path)) { response in
+            if let link = response.headers["Link"], let cursor = NextPageLink.cursor(in: link) { nextKnown(PageToken(cursor)) }
+        }
+        return try ResponseValidation.page(page, of: folder, held: heldLocks.lockIDs())
     }
 
     public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {

@@ -7,6 +7,14 @@ public protocol DocumentBackend: Sendable {
     func sites(after token: PageToken?, limit: Int) throws(ProviderError) -> Page
     /// A folder's enumerator.
     func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int) throws(ProviderError) -> Page
+    /// As `children(of:after:limit:)`, telling `nextKnown` the next page's token as soon as
+    /// the server has named it, before this page is decoded, where the server names it
+    /// apart from the page (the project's API: a `Link` header), so the next page can be
+    /// asked for meanwhile. A hint: the page's own `next` is what counts, and a server that
+    /// says otherwise costs the request made early, nothing else. Not called on the last
+    /// page, nor where the server does not say.
+    func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int,
+                  nextKnown: (PageToken) -> Void) throws(ProviderError) -> Page
     func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem
 
     /// Downloads content (all of it, or `range`) into `sink`: the current version, or
@@ -87,6 +95,12 @@ public protocol DocumentBackend: Sendable {
 
 extension DocumentBackend {
     public var waitsForChanges: Bool { false }
+
+    /// A server that names the next page only in the page: nothing is known early.
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int,
+                         nextKnown: (PageToken) -> Void) throws(ProviderError) -> Page {
+        try children(of: folder, after: token, limit: limit)
+    }
 
     public var lockSupport: LockSupport { .unsupported(reason: "this backend does not lock") }
 

@@ -89,6 +89,13 @@ public struct LockFileBackend: DocumentBackend {
         return page
     }
 
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int,
+                         nextKnown: (PageToken) -> Void) throws(ProviderError) -> Page {
+        var page = try base.children(of: folder, after: token, limit: limit, nextKnown: nextKnown)
+        page.items = shown(page.items, refused: &page.refused)
+        return page
+    }
+
     public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         if let document = identifier.lockedDocument {
             let item = try base.item(document)

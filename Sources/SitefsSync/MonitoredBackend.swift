@@ -44,6 +44,11 @@ public struct MonitoredBackend: DocumentBackend {
         try send { () throws(ProviderError) in try base.children(of: folder, after: token, limit: limit) }
     }
 
+    public func children(of folder: ItemIdentifier, after token: PageToken?, limit: Int,
+                         nextKnown: (PageToken) -> Void) throws(ProviderError) -> Page {
+        try send { () throws(ProviderError) in try base.children(of: folder, after: token, limit: limit, nextKnown: nextKnown) }
+    }
+
     public func item(_ identifier: ItemIdentifier) throws(ProviderError) -> ProviderItem {
         try send { () throws(ProviderError) in try base.item(identifier) }
     }

@@ -42,7 +42,7 @@ import Testing
         let nextRequested = DispatchSemaphore(value: 0)
         let storedBeforeNextRequest = Numbers()
         let pages = PageReadAhead<Answer>(
-            request: { token in
+            request: { token, _ in
                 if token != nil { nextRequested.signal() }
                 return Answer(Self.number(token), of: 3)
             },
@@ -69,7 +69,7 @@ import Testing
     @Test func pagesAreRequestedAheadOfAReaderThatHasNotComeToThem() throws {
         let thirdRequested = DispatchSemaphore(value: 0)
         let pages = PageReadAhead<Answer>(
-            request: { token in
+            request: { token, _ in
                 if Self.number(token) == 3 { thirdRequested.signal() }
                 return Answer(Self.number(token), of: 4)
             },
@@ -88,11 +88,65 @@ import Testing
         #expect(names == ["f1", "f2", "f3", "f4"])
     }
 
+    @Test func aPageNamedEarlyIsRequestedWhileThePageBeforeItIsDecoded() throws {
+        // requested[n]: page n's request has started (pages 2 and 3 of 3).
+        let requested = [2: DispatchSemaphore(value: 0), 3: DispatchSemaphore(value: 0)]
+        let decodedAfterNextRequest = Numbers()
+        let pages = PageReadAhead<Answer>(
+            request: { token, nextKnown in
+                let number = Self.number(token)
+                requested[number]?.signal()
+                let answer = Answer(number, of: 3)
+                guard let next = answer.next else { return answer }
+                nextKnown(next)
+                // "Decoding" page n waits until page n+1 is on its way: without the early
+                // request, they would be one after the other and it would wait in vain.
+                // Page 1 is the reader's own request, page 2 the thread's ahead of it.
+                if requested[number + 1]?.wait(timeout: .now() + 10) == .success { decodedAfterNextRequest.note(number) }
+                return answer
+            },
+            store: { Self.page($0) },
+            nextToken: { $0.next })
+        var names: [String] = []
+        var token: PageToken?
+        repeat {
+            let page = try pages.page(after: token)
+            names += page.names
+            token = page.next
+        } while token != nil
+        #expect(names == ["f1", "f2", "f3"])
+        #expect(decodedAfterNextRequest.all.sorted() == [1, 2], "a page waited for the answer before it")
+    }
+
+    @Test func anEarlyTokenThePageDoesNotKeepCostsOneRequestOnly() throws {
+        let requested = Numbers()
+        let pages = PageReadAhead<Answer>(
+            request: { token, nextKnown in
+                let number = Self.number(token)
+                requested.note(number)
+                // Page 1 names page 7 early, then says page 2 comes next.
+                if number == 1 { nextKnown(PageToken("7")) }
+                return Answer(number, of: number == 7 ? 7 : 3)
+            },
+            store: { Self.page($0) },
+            nextToken: { $0.next })
+        var names: [String] = []
+        var token: PageToken?
+        repeat {
+            let page = try pages.page(after: token)
+            names += page.names
+            token = page.next
+        } while token != nil
+        #expect(names == ["f1", "f2", "f3"])
+        #expect(requested.all.filter { $0 == 7 }.count <= 1)
+        #expect(requested.all.filter { $0 == 2 }.count == 1)
+    }
+
     @Test func aReaderThatStopsCostsAtMostTheDepthAndItsAnswersAreLetGo() throws {
         let released = Numbers()
         let requested = Numbers()
         var pages: PageReadAhead<Answer>? = PageReadAhead<Answer>(
-            request: { token in
+            request: { token, _ in
                 requested.note(Self.number(token))
                 return Answer(Self.number(token), of: 9, released: released)
             },
@@ -113,7 +167,7 @@ import Testing
     @Test func aFailedRequestAheadIsMadeAgainByTheReader() throws {
         let attempts = Numbers()
         let pages = PageReadAhead<Answer>(
-            request: { (token: PageToken?) throws(Errno) -> Answer in
+            request: { (token: PageToken?, _) throws(Errno) -> Answer in
                 let number = Self.number(token)
                 attempts.note(number)
                 if number == 2, attempts.all.filter({ $0 == 2 }).count == 1 { throw .ioError }

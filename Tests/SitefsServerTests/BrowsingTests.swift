@@ -98,6 +98,42 @@ import Testing
         }
     }
 
+    @Test func aPageNamesTheNextInALinkHeaderAndTheLastNone() async throws {
+        let env = try TestEnvironment()
+        try await env.user("anna")
+        let site = try await env.site("Harbour", grantedTo: ["anna"])
+        for index in 0..<5 {
+            _ = try await env.storage.documents.createFolder(named: "folder \(index)", in: site.id, by: .administrator("admin"))
+        }
+        try await env.withRouter { client in
+            let api = try await APIClient.signedIn(client, user: "anna")
+            // Followed link by link, the pages are the ones the cursors give.
+            var uri: String? = "/v1/items/\(site.id)/children?limit=2"
+            var names: [String] = []
+            var links = 0
+            while let next = uri {
+                let response = try await api.send(.get, next).expect(.ok)
+                let page = try response.decode(ItemPage.self)
+                names += page.items.map(\.name)
+                let link = response.headers[HTTPField.Name("Link")!]
+                if let cursor = page.nextCursor {
+                    #expect(link == "</v1/items/\(site.id)/children?limit=2&cursor=\(cursor)>; rel=\"next\"")
+                    links += 1
+                } else {
+                    #expect(link == nil, "the last page names a next one")
+                }
+                uri = link.map { String($0.dropFirst().prefix { $0 != ">" }) }
+            }
+            #expect(names == (0..<5).map { "folder \($0)" })
+            #expect(links == 2)
+            // The sites' pages too.
+            _ = try await env.site("Depot", grantedTo: ["anna"])
+            let sites = try await api.send(.get, "/v1/sites?limit=1").expect(.ok)
+            let cursor = try #require(try sites.decode(ItemPage.self).nextCursor)
+            #expect(sites.headers[HTTPField.Name("Link")!] == "</v1/sites?limit=1&cursor=\(cursor)>; rel=\"next\"")
+        }
+    }
+
     @Test func pagingParametersAreValidated() async throws {
         let env = try TestEnvironment()
         try await env.user("anna")

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import SitefsAPI
 
@@ -9,9 +10,9 @@ struct ItemRoutes {
 
     func sites(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        let page = try await documents.sites(
-            cursor: try query.string("cursor"), limit: try Self.pageLimit(query), for: try context.requireCaller())
-        return JSONBody.response(page)
+        let limit = try Self.pageLimit(query)
+        let page = try await documents.sites(cursor: try query.string("cursor"), limit: limit, for: try context.requireCaller())
+        return JSONBody.response(page, headers: Self.nextLink(page, "/v1/sites", limit: limit))
     }
 
     func item(_ request: Request, context: ServerRequestContext) async throws -> Response {
@@ -21,11 +22,33 @@ struct ItemRoutes {
 
     func children(_ request: Request, context: ServerRequestContext) async throws -> Response {
         let query = try QueryParameters(request.uri.query)
-        let page = try await documents.children(
-            of: try context.parameters.require("id"), cursor: try query.string("cursor"),
-            limit: try Self.pageLimit(query), for: try context.requireCaller())
-        return JSONBody.response(page)
+        let folder = try context.parameters.require("id")
+        let limit = try Self.pageLimit(query)
+        let page = try await documents.children(of: folder, cursor: try query.string("cursor"), limit: limit,
+                                                for: try context.requireCaller())
+        return JSONBody.response(page, headers: Self.nextLink(page, "/v1/items/\(folder)/children", limit: limit))
     }
+
+    /// The next page's address as an RFC 8288 `Link` (`rel="next"`), the same cursor as the
+    /// body's `next_cursor`: a client can ask for the next page before it has decoded this
+    /// one. None on the last page. Cursors and item ids are URL-safe base64, so neither
+    /// needs escaping; anything else (never expected) gets no header rather than a wrong one.
+    static func nextLink(_ page: ItemPage, _ path: String, limit: Int) -> HTTPFields {
+        guard let cursor = page.nextCursor, (path + cursor).utf8.allSatisfy(isPlainURLByte) else { return [:] }
+        return [linkHeader: "<\(path)?limit=\(limit)&cursor=\(cursor)>; rel=\"next\""]
+    }
+
+    private static func isPlainURLByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static let linkHeader = HTTPField.Name("Link")!
 
     /// Creates a folder or a symbolic link (JSON body) or a file (`?name=` and the bytes as
     /// the body).
