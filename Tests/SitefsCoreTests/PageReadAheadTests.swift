@@ -38,6 +38,18 @@ import Testing
         (["f\(answer.number)"], [ItemIdentifier(site: "s", id: String(answer.number))], answer.next)
     }
 
+    /// Every name of the listing, page by page as a reader takes them: from the first page,
+    /// or on from `first` when the reader has it already.
+    private static func names(readingAll pages: PageReadAhead<Answer>, after first: FetchedPage? = nil) throws -> [String] {
+        var page = try first ?? pages.page(after: nil)
+        var names = page.names
+        while let next = page.next {
+            page = try pages.page(after: next)
+            names += page.names
+        }
+        return names
+    }
+
     @Test func theNextPageIsRequestedBeforeThisOneIsStored() throws {
         let nextRequested = DispatchSemaphore(value: 0)
         let storedBeforeNextRequest = Numbers()
@@ -55,13 +67,7 @@ import Testing
                 return Self.page(answer)
             },
             nextToken: { $0.next })
-        var names: [String] = []
-        var token: PageToken?
-        repeat {
-            let page = try pages.page(after: token)
-            names += page.names
-            token = page.next
-        } while token != nil
+        let names = try Self.names(readingAll: pages)
         #expect(names == ["f1", "f2", "f3"])
         #expect(storedBeforeNextRequest.all.isEmpty, "stored before the next request started")
     }
@@ -78,13 +84,7 @@ import Testing
         let first = try pages.page(after: nil)
         // The reader has not asked for page 2: page 3 is requested all the same.
         #expect(thirdRequested.wait(timeout: .now() + 10) == .success, "page 3 waited for the reader to take page 2")
-        var names = first.names
-        var token = first.next
-        while let next = token {
-            let page = try pages.page(after: next)
-            names += page.names
-            token = page.next
-        }
+        let names = try Self.names(readingAll: pages, after: first)
         #expect(names == ["f1", "f2", "f3", "f4"])
     }
 
@@ -107,13 +107,7 @@ import Testing
             },
             store: { Self.page($0) },
             nextToken: { $0.next })
-        var names: [String] = []
-        var token: PageToken?
-        repeat {
-            let page = try pages.page(after: token)
-            names += page.names
-            token = page.next
-        } while token != nil
+        let names = try Self.names(readingAll: pages)
         #expect(names == ["f1", "f2", "f3"])
         #expect(decodedAfterNextRequest.all.sorted() == [1, 2], "a page waited for the answer before it")
     }
@@ -130,13 +124,7 @@ import Testing
             },
             store: { Self.page($0) },
             nextToken: { $0.next })
-        var names: [String] = []
-        var token: PageToken?
-        repeat {
-            let page = try pages.page(after: token)
-            names += page.names
-            token = page.next
-        } while token != nil
+        let names = try Self.names(readingAll: pages)
         #expect(names == ["f1", "f2", "f3"])
         #expect(requested.all.filter { $0 == 7 }.count <= 1)
         #expect(requested.all.filter { $0 == 2 }.count == 1)
