@@ -58,7 +58,7 @@ final class LocalNamespace: Sendable {
 
     func addCreated(_ item: ProviderItem) { state.withLock { $0.addCreated(item) } }
 
-    func removeCreated(_ identifier: ItemIdentifier) { state.withLock { $0.removeCreated(identifier) } }
+    func removeCreated(_ identifier: ItemIdentifier) { _ = state.withLock { $0.removeCreated(identifier) } }
 
     func created(_ identifier: ItemIdentifier) -> ProviderItem? { state.withLock { $0.created[identifier] } }
 
