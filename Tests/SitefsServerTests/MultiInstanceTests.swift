@@ -165,7 +165,7 @@ import Testing
                                                  extra: ["-H", "If-Match: \"\(file.etag)\"", "--limit-rate", "256K",
                                                          "--data-binary", "@\(big.path)"]) }
         cut.start()
-        let staged = eventually(timeout: .seconds(20)) {
+        let staged = await eventually(timeout: .seconds(20)) {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
             return names.contains { name in
                 ((try? FileManager.default.attributesOfItem(atPath: staging.appendingPathComponent(name).path)[.size] as? Int) ?? 0) > 0

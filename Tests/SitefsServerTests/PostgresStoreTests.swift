@@ -217,13 +217,13 @@ extension PostgresStoreTests {
 
         instances.gate.arm()
         let first = Task { try await instances.first.documents.takeLock(on: file.id, request, tokens: .none, by: anna) }
-        #expect(eventually { instances.gate.isHolding })
+        #expect(await eventually { instances.gate.isHolding })
         let secondDone = Mutex(false)
         let second = Task {
             defer { secondDone.withLock { $0 = true } }
             return try await instances.second.documents.takeLock(on: file.id, request, tokens: .none, by: ben)
         }
-        #expect(try eventually { try instances.someoneWaitsForALock() || secondDone.withLock { $0 } })
+        #expect(try await eventually { try instances.someoneWaitsForALock() || secondDone.withLock { $0 } })
         instances.gate.release()
         let winner = try await first.value
         #expect(winner.created && winner.grant.lock.holder == "anna")

@@ -16,7 +16,7 @@ public func eventually(timeout: Duration = .seconds(10), every interval: Duratio
 
 /// `eventually` for async tests: polls with `Task.sleep`, so the wait holds no thread of the
 /// cooperative pool while what it waits for (a server's tasks, a background thumbnail) needs
-/// one. In an async context a call of `eventually` resolves to this one.
+/// one.
 public func eventually(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(25),
                        _ condition: () async throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
@@ -25,6 +25,16 @@ public func eventually(timeout: Duration = .seconds(10), every interval: Duratio
         if ContinuousClock.now >= deadline { return false }
         try? await Task.sleep(for: interval)
     }
+}
+
+/// `eventually` for async tests whose condition does not itself wait: what an async test's
+/// `await eventually { ... }` resolves to. Without it, that call resolves to the blocking
+/// `eventually` (its closure type needs no conversion), whose `Thread.sleep` holds a thread
+/// of the cooperative pool (there are two on a 2-core machine) that the server under test
+/// needs to make the condition true.
+public func eventually(timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(25),
+                       _ condition: () throws -> Bool) async rethrows -> Bool {
+    try await eventually(timeout: timeout, every: interval) { () async throws -> Bool in try condition() }
 }
 
 /// Whether this machine can mount FUSE filesystems. The real-mount suites are enabled by
