@@ -30,7 +30,9 @@ public enum PercentEncoding {
     /// Upper-case hex, the form RFC 3986 section 2.1 recommends.
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
+    /// Whether `byte` is an RFC 3986 unreserved character: one that stands for itself
+    /// anywhere in a URL, never encoded.
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"),

@@ -1,3 +1,5 @@
+import SitefsHTTP
+
 /// The next page's cursor as the server names it in a listing's `Link` header (RFC 8288,
 /// `rel="next"`; see the API's `NextPageLink`), read before the page's body is decoded so the
 /// next page can be asked for meanwhile.
@@ -32,27 +34,17 @@ enum NextPageLink {
         return types.split(separator: " ").contains { $0.lowercased() == "next" }
     }
 
-    /// The `cursor` of a link target's query: plain URL-safe characters only (what the
-    /// server's cursors are), within the length a page's cursor may have.
+    /// The `cursor` of a link target's query: unreserved characters only (what the server's
+    /// cursors are, and what needs no decoding), within the length a page's cursor may have.
     private static func cursor(inTarget target: Substring) -> String? {
         guard let query = target.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
         for pair in query.split(separator: "&") where pair.hasPrefix("cursor=") {
             let cursor = pair.dropFirst("cursor=".count)
             guard !cursor.isEmpty, cursor.utf8.count <= ResponseValidation.maximumCursorLength,
-                  cursor.utf8.allSatisfy(isCursorByte) else { return nil }
+                  cursor.utf8.allSatisfy(PercentEncoding.isUnreserved) else { return nil }
             return String(cursor)
         }
         return nil
-    }
-
-    private static func isCursorByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
     }
 }
 
