@@ -62,21 +62,36 @@ struct OpenElement {
 /// checked byte for byte, so a name at a reused address can never be taken for another. At
 /// most `capacity` names are kept (a body of endless distinct names costs its strings, not
 /// a growing table).
+///
+/// A hit costs a scan of a few addresses and one pass over the name's bytes, stopping at the
+/// first that differs: six calls per listed entry, where measuring the name first and then
+/// comparing it through `Sequence` cost the parser about a tenth of its instructions.
 struct InternedNames {
     static let capacity = 32
     private var known: [(address: UnsafePointer<UInt8>, bytes: [UInt8], name: XMLName)] = []
 
     mutating func name(_ text: UnsafePointer<UInt8>?) -> XMLName {
         guard let text else { return XMLName(text: "", known: .other) }
+        // By index: iterating the entries would copy each, retaining its array and string.
+        for index in known.indices where known[index].address == text && Self.spells(text, known[index].bytes) {
+            return known[index].name
+        }
         var length = 0
         while text[length] != 0 { length += 1 }
         let bytes = UnsafeBufferPointer(start: text, count: length)
-        if let hit = known.first(where: { $0.address == text }), hit.bytes.count == length, hit.bytes.elementsEqual(bytes) {
-            return hit.name
-        }
         let string = String(decoding: bytes, as: UTF8.self)
         let name = XMLName(text: string, known: KnownName(string))
         if known.count < Self.capacity { known.append((text, Array(bytes), name)) }
         return name
+    }
+
+    /// Whether the NUL-terminated `text` is exactly `bytes`. `bytes` holds no NUL (it was
+    /// measured up to one), so a shorter text differs at its terminator and nothing past
+    /// that is read.
+    private static func spells(_ text: UnsafePointer<UInt8>, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { stored in
+            for index in stored.indices where text[index] != stored[index] { return false }
+            return text[stored.count] == 0
+        }
     }
 }
