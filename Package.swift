@@ -66,6 +66,9 @@ let package = Package(
             dependencies: [
                 "SitefsWebDAV", "SitefsHTTP", "SitefsProvider", "SitefsAPI", "SitefsCrypto",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite itself, as GRDB links it: a first listing's inserts bind values
+                // directly (NewChildInsert).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["README.md"]

@@ -126,7 +126,8 @@ public final class IdentityTable: Sendable {
     /// otherwise they are this mount's own (what a PUT or MKCOL made), placed now.
     public func nodes(for children: [Sighting], in parent: Node, likelyNew: Bool = false, listed: Bool = false) throws -> [Resolved] {
         try queue.write { db in
-            let resolved = try children.map { try Self.resolved($0, in: parent, likelyNew: likelyNew, db) }
+            let insert = likelyNew ? try NewChildInsert(db) : nil
+            let resolved = try children.map { try Self.resolved($0, in: parent, inserting: insert, db) }
             if !listed { notePlaced(resolved.map(\.node)) }
             return resolved
         }
@@ -158,8 +159,10 @@ public final class IdentityTable: Sendable {
         try resolved(sighting, in: parent, db).node
     }
 
-    private static func resolved(_ sighting: Sighting, in parent: Node, likelyNew: Bool = false, _ db: Database) throws -> Resolved {
-        var resolved = try likelyNew ? added(sighting, in: parent, db) ?? found(sighting, in: parent, db) : found(sighting, in: parent, db)
+    /// `insert`: the children are likely new (see `nodes`), so each is added first.
+    private static func resolved(_ sighting: Sighting, in parent: Node, inserting insert: NewChildInsert? = nil,
+                                 _ db: Database) throws -> Resolved {
+        var resolved = try insert.flatMap { try added(sighting, in: parent, with: $0) } ?? found(sighting, in: parent, db)
         if let keep = sighting.keepModified, let version = sighting.version {
             try db.cachedStatement(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?").execute(
                            arguments: [keep, version, resolved.node])
@@ -171,13 +174,11 @@ public final class IdentityTable: Sendable {
     /// The sighting's new node, when its name is not in `parent` yet and the server gives
     /// no file id (with one, it may be an item seen elsewhere before: `found` sorts that
     /// out); nil otherwise, without a change.
-    private static func added(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved? {
+    private static func added(_ sighting: Sighting, in parent: Node, with insert: NewChildInsert) throws -> Resolved? {
         guard sighting.fileID == nil else { return nil }
-        try db.cachedStatement(sql: """
-            INSERT INTO nodes (parent, name, is_collection) VALUES (?, ?, ?) ON CONFLICT (parent, name) DO NOTHING
-            """).execute(arguments: [parent, sighting.name, sighting.isCollection])
-        guard db.changesCount == 1 else { return nil }
-        return Resolved(node: db.lastInsertedRowID, keptModified: nil, keptMode: nil)
+        return try insert.insert(named: sighting.name, isCollection: sighting.isCollection, in: parent).map {
+            Resolved(node: $0, keptModified: nil, keptMode: nil)
+        }
     }
 
     /// The sighting's node as the table has it (made when new), with what is kept for it.

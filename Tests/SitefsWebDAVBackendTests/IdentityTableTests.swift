@@ -63,6 +63,12 @@ import Testing
         let composed = try table.node(for: sighting("caf\u{e9}"), in: IdentityTable.root)
         let decomposed = try table.node(for: sighting("cafe\u{301}"), in: IdentityTable.root)
         #expect(composed != decomposed)
+        // A first listing binds each name's bytes as they are, too.
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let listed = try table.nodes(for: [sighting("caf\u{e9}"), sighting("cafe\u{301}")], in: site, likelyNew: true).map(\.node)
+        #expect(listed[0] != listed[1])
+        #expect(try table.existingNode(named: "cafe\u{301}", in: site) == listed[1])
+        #expect(try table.location(of: listed[0])?.components.last.map { Array($0.utf8) } == Array("caf\u{e9}".utf8))
     }
 
     @Test func aMovedFolderTakesItsSubtreeAlong() throws {
