@@ -1,7 +1,7 @@
 /// What libxml2's callbacks reach through their context pointer: the parse state as one
 /// value, in memory of its own. `state` reaches it through that memory's address, which the
 /// runtime does not check for exclusive access: a stored property of a class is checked on
-/// every access (a thread-local lookup), and the callbacks make some forty accesses per
+/// every access (a thread-local lookup), and the callbacks make about fifty accesses per
 /// listed entry. Nothing else can reach the memory, and libxml2 makes one callback at a time
 /// on the parsing thread, so no two accesses overlap.
 final class ParseContext {
