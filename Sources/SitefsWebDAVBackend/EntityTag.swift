@@ -9,6 +9,9 @@ import SitefsWebDAV
 /// would show one version as two. Whether a tag is weak matters only for `If-Match`, which
 /// needs strong comparison (RFC 9110 §13.1.1): the backend asks when it sends one.
 ///
+/// A version this mount made for an upload the server answered without a tag is `put:`
+/// and random bits (`UploadTag`); a server tag that starts so is taken as none.
+///
 /// A resource with no tag (nginx lists none) gets a version made of its size and modification
 /// time (`lm:SIZE:SECONDS`), from PROPFIND and GET alike, which changes when the content does
 /// unless a write keeps the size within the same second.
@@ -25,7 +28,7 @@ public enum EntityTag {
         var tag = header.trimmingSpacesAndTabs
         if tag.starts(with: weakPrefix) { tag = tag.dropFirst(2) }
         if tag.count >= 2, tag.first == quote, tag.last == quote { tag = tag.dropFirst().dropLast() }
-        guard !tag.isEmpty, tag.count <= 256, !tag.starts(with: fallbackPrefix),
+        guard !tag.isEmpty, tag.count <= 256, !tag.starts(with: fallbackPrefix), !tag.starts(with: uploadPrefix),
               !tag.contains(where: { $0 < 0x20 || $0 == 0x7f || $0 == quote })
         else { return nil }
         return String(decoding: tag, as: UTF8.self)
@@ -34,6 +37,7 @@ public enum EntityTag {
     private static let quote = UInt8(ascii: "\"")
     private static let weakPrefix = Array("W/".utf8)
     private static let fallbackPrefix = Array("lm:".utf8)
+    private static let uploadPrefix = Array(UploadTag.prefix.utf8)
 
     /// Whether the server marked the tag weak.
     public static func isWeak(_ header: String?) -> Bool {
@@ -47,9 +51,10 @@ public enum EntityTag {
     }
 
     /// The header value naming `version` in `If-Match` or `If-None-Match`; nil for a version
-    /// made of size and time, which no server can compare.
+    /// made of size and time, which no server can compare, and for an upload's own version
+    /// (`UploadTag`), which the server knows by another tag.
     public static func header(for version: String) -> String? {
-        version.hasPrefix("lm:") ? nil : "\"" + version + "\""
+        version.hasPrefix("lm:") || UploadTag.isUploadVersion(version) ? nil : "\"" + version + "\""
     }
 
     /// For a version made of size and time: its time as an HTTP-date, for `If-Modified-Since`.

@@ -30,7 +30,7 @@ public final class IdentityTable: Sendable {
     /// GRDB's serial queue: one transaction at a time, and nothing else is locked or called
     /// out to inside one but `placements` (a leaf), so any thread may use the table while
     /// holding other locks. Lock order: `queue`, then `placements`.
-    private let queue: DatabaseQueue
+    let queue: DatabaseQueue
 
     /// Listings under way, and the nodes placed in a folder (made or moved there by this
     /// mount) while one was: a listing whose PROPFIND began before a folder got a new child
@@ -79,6 +79,12 @@ public final class IdentityTable: Sendable {
         migrator.registerMigration("v2-kept-mode") { db in
             try db.execute(sql: "ALTER TABLE nodes ADD COLUMN kept_mode INTEGER")
         }
+        // An upload's own version, until the server's tag for it is known (see `UploadTag`).
+        migrator.registerMigration("v3-upload-tags") { db in
+            for column in ["put_version TEXT", "put_size INTEGER", "put_earliest INTEGER", "put_latest INTEGER", "put_tag TEXT"] {
+                try db.execute(sql: "ALTER TABLE nodes ADD COLUMN \(column)")
+            }
+        }
         try migrator.migrate(queue)
     }
 
@@ -89,28 +95,41 @@ public final class IdentityTable: Sendable {
         public var fileID: String?
         /// The server's version of it, to find a modification time kept for that version.
         public var version: String?
+        /// The content's size and modification time (seconds) as reported, to tell whether a
+        /// tag is an upload's own (see `UploadTag`).
+        public var size: Int64?
+        public var seconds: Int64?
         /// A modification time to keep for `version` from now on (see `keep(modified:of:version:)`):
         /// an upload's time the server did not store, written with the sighting in one commit.
         public var keepModified: Int64?
-        public init(name: String, isCollection: Bool, fileID: String? = nil, version: String? = nil, keepModified: Int64? = nil) {
+        /// An upload this mount just made of the item, answered without a tag: its version
+        /// is the item's from now on (see `UploadTag`), written with the sighting in one commit.
+        var upload: UploadTag?
+        public init(name: String, isCollection: Bool, fileID: String? = nil, version: String? = nil, size: Int64? = nil,
+                    seconds: Int64? = nil, keepModified: Int64? = nil) {
             self.name = name
             self.isCollection = isCollection
             self.fileID = fileID
             self.version = version
+            self.size = size
+            self.seconds = seconds
             self.keepModified = keepModified
         }
     }
 
-    /// A sighting's number, the modification time kept for its version (see `keep`), and
-    /// the mode kept for it (see `keep(mode:of:)`).
+    /// A sighting's number, the modification time kept for its version (see `keep`), the
+    /// mode kept for it (see `keep(mode:of:)`), and the version to show when it is not the
+    /// sighting's: an upload's own, while the server holds what it stored (see `UploadTag`).
     public struct Resolved: Sendable, Equatable {
         public var node: Node
         public var keptModified: Int64?
         public var keptMode: UInt16?
-        public init(node: Node, keptModified: Int64?, keptMode: UInt16? = nil) {
+        public var version: String?
+        public init(node: Node, keptModified: Int64?, keptMode: UInt16? = nil, version: String? = nil) {
             self.node = node
             self.keptModified = keptModified
             self.keptMode = keptMode
+            self.version = version
         }
     }
 
@@ -163,7 +182,13 @@ public final class IdentityTable: Sendable {
     private static func resolved(_ sighting: Sighting, in parent: Node, inserting insert: NewChildInsert? = nil,
                                  _ db: Database) throws -> Resolved {
         var resolved = try insert.flatMap { try added(sighting, in: parent, with: $0) } ?? found(sighting, in: parent, db)
-        if let keep = sighting.keepModified, let version = sighting.version {
+        if let upload = sighting.upload {
+            try db.cachedStatement(sql: """
+                UPDATE nodes SET put_version = ?, put_size = ?, put_earliest = ?, put_latest = ?, put_tag = NULL WHERE id = ?
+                """).execute(arguments: [upload.version, upload.size, upload.seconds.lowerBound, upload.seconds.upperBound, resolved.node])
+            resolved.version = upload.version
+        }
+        if let keep = sighting.keepModified, let version = resolved.version ?? sighting.version {
             try db.cachedStatement(sql: "UPDATE nodes SET kept_modified = ?, kept_for_version = ? WHERE id = ?").execute(
                            arguments: [keep, version, resolved.node])
             resolved.keptModified = keep
@@ -184,9 +209,10 @@ public final class IdentityTable: Sendable {
     /// The sighting's node as the table has it (made when new), with what is kept for it.
     private static func found(_ sighting: Sighting, in parent: Node, _ db: Database) throws -> Resolved {
         // Columns by position (this runs once per listed entry): id, file_id, is_collection,
-        // kept_modified, kept_for_version, kept_mode.
+        // kept_modified, kept_for_version, kept_mode, then an upload's (see `upload(in:)`).
         let here = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT id, file_id, is_collection, kept_modified, kept_for_version, kept_mode FROM nodes WHERE parent = ? AND name = ?
+            SELECT id, file_id, is_collection, kept_modified, kept_for_version, kept_mode,
+                   put_version, put_size, put_earliest, put_latest, put_tag FROM nodes WHERE parent = ? AND name = ?
             """), arguments: [parent, sighting.name])
         if let here, sighting.fileID == nil || sighting.fileID == here[1] as String? {
             // Known, as it was: the common case.
@@ -194,9 +220,11 @@ public final class IdentityTable: Sendable {
             if here[2] as Bool != sighting.isCollection {
                 try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])
             }
+            let shown = try judge(upload(in: here), of: node, sighting, db)
+            let version = shown ?? sighting.version
             let keptFor: String? = here[4]
-            return Resolved(node: node, keptModified: sighting.version != nil && keptFor == sighting.version ? here[3] : nil,
-                            keptMode: Self.mode(here[5]))
+            return Resolved(node: node, keptModified: version != nil && keptFor == version ? here[3] : nil,
+                            keptMode: Self.mode(here[5]), version: shown)
         }
         if here == nil, sighting.fileID == nil {
             // Never seen (every entry of a first listing): one row, with nothing kept for it.
@@ -206,12 +234,13 @@ public final class IdentityTable: Sendable {
         }
         let node = try resolve(sighting, in: parent, here: here, db)
         try db.cachedStatement(sql: "UPDATE nodes SET is_collection = ? WHERE id = ?").execute(arguments: [sighting.isCollection, node])
-        let kept = try sighting.version.flatMap { version in
+        let shown = try judge(upload(of: node, db), of: node, sighting, db)
+        let kept = try (shown ?? sighting.version).flatMap { version in
             try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_modified FROM nodes WHERE id = ? AND kept_for_version = ?"),
                                arguments: [node, version])
         }
         let mode = try Int64.fetchOne(db.cachedStatement(sql: "SELECT kept_mode FROM nodes WHERE id = ?"), arguments: [node])
-        return Resolved(node: node, keptModified: kept, keptMode: Self.mode(mode))
+        return Resolved(node: node, keptModified: kept, keptMode: Self.mode(mode), version: shown)
     }
 
     /// A stored mode, if it is one (the file is the mount's, but a value is checked all the same).

@@ -17,7 +17,7 @@ extension WebDAVDocumentBackend {
         var headers: [(String, String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")) }
         if let ifNoneMatch {
-            if let value = EntityTag.header(for: ifNoneMatch) {
+            if let value = try tagHeader(for: ifNoneMatch, of: node) {
                 headers.append(("If-None-Match", value))
             } else if let date = EntityTag.modifiedSince(for: ifNoneMatch) {
                 headers.append(("If-Modified-Since", date))
@@ -44,9 +44,14 @@ extension WebDAVDocumentBackend {
                 sayOnce("range", "the server ignores Range (it sends whole files): partial reads download everything")
             }
             let total = try Self.totalSize(response, range: range)
-            let seconds = response.headers["Last-Modified"].flatMap(HTTPDate.secondsSinceEpoch) ?? 0
+            let lastModified = response.headers["Last-Modified"].flatMap(HTTPDate.secondsSinceEpoch)
+            let seconds = lastModified ?? 0
             let tag = tagged ? EntityTag.version(fromHeader: response.headers["ETag"]) : nil
-            let fetched = tag ?? EntityTag.fallbackVersion(size: total, modifiedSeconds: seconds)
+            // The tag of this mount's own upload reads as the upload's version (see `UploadTag`).
+            let shown = try tag.map { tag throws(ProviderError) in
+                try table { try identities.shownVersion(of: node, tag: tag, size: total, seconds: lastModified) }
+            }
+            let fetched = shown ?? EntityTag.fallbackVersion(size: total, modifiedSeconds: seconds)
             // Where the server could not be asked to keep the version, it is checked here.
             if let version, EntityTag.header(for: version) == nil, fetched != version {
                 throw .versionMismatch(current: nil)
@@ -60,14 +65,27 @@ extension WebDAVDocumentBackend {
     /// Sends a request conditional on `version` (`If-Match`) where the server can compare it.
     /// A 412 for a version the server still has is sent once more without the condition:
     /// Apache marks a tag weak for a second after a change, and a weak tag never matches.
+    /// An upload's own version whose tag no sighting has found yet is looked up first.
     func conditionally(on version: String?, _ node: IdentityTable.Node, _ location: IdentityTable.Location,
                        _ send: (_ ifMatch: String?) throws(ProviderError) -> HTTPResponse) throws(ProviderError) -> HTTPResponse {
-        let header = version.flatMap(EntityTag.header(for:))
+        var header = try version.flatMap { version throws(ProviderError) in try tagHeader(for: version, of: node) }
+        if header == nil, let version, UploadTag.isUploadVersion(version) {
+            let current = try freshItem(node, at: location)
+            guard current.version == version else { throw .versionMismatch(current: current) }
+            header = try tagHeader(for: version, of: node)
+        }
         let response = try send(header)
         guard response.status == 412, header != nil, let version else { return response }
         let current = try freshItem(node, at: location)
         guard current.version == version else { throw .versionMismatch(current: current) }
         return try send(nil)
+    }
+
+    /// The `If-Match` or `If-None-Match` value for `version` of `node`: the tag the server
+    /// knows it by (see `UploadTag` for an upload's own version), nil where the server
+    /// cannot compare it (a version of size and time, an upload whose tag is not known yet).
+    func tagHeader(for version: String, of node: IdentityTable.Node) throws(ProviderError) -> String? {
+        try table { try identities.wireTag(for: version, of: node) }.flatMap(EntityTag.header(for:))
     }
 
     /// The whole content's size: from Content-Range for 206, Content-Length otherwise.
@@ -102,6 +120,8 @@ extension WebDAVDocumentBackend {
         // never overwritten by a create. One that tags its files evaluates the condition (RFC
         // 9110 §13.2.1), so there the PUT alone is the check: one request less per new file.
         if filesCarryTags != true, try exists(target) { throw .nameTaken("\(name) exists on the server") }
+        let size = Self.size(ofFileAt: path)
+        let started = ContinuousClock.now
         let response = try put(path, to: target, headers: [("If-None-Match", "*")], modified: modified, progress: progress)
         guard [200, 201, 204].contains(response.status) else {
             if response.status == 412 { throw .nameTaken("\(name) exists on the server") }
@@ -111,8 +131,41 @@ extension WebDAVDocumentBackend {
             if response.status >= 500, try !exists(parentLocation) { throw .notFound }
             throw WebDAVTransport.error(for: response, "PUT \(name)")
         }
+        if let item = try created(at: target, response: response, size: size, took: ContinuousClock.now - started, modified: modified) {
+            return item
+        }
         // Its node is made by the sighting of what the PUT made (one commit for both).
         return try uploaded(nil, at: target, response: response, modified: modified)
+    }
+
+    /// A new file's item from the PUT's answer alone, where the server tags its files but
+    /// sent no tag with it: the upload's own version stands for the tag until a sighting
+    /// finds it (see `UploadTag`). Nil where that cannot be told from the answer (it has a
+    /// tag, which a PROPFIND then reads as listings do; no date; a modification time the
+    /// server took, which is then not the answer's) or the file's size is not known.
+    private func created(at location: IdentityTable.Location, response: HTTPResponse, size: Int64?, took elapsed: Duration,
+                         modified: Timestamp?) throws(ProviderError) -> ProviderItem? {
+        guard filesCarryTags == true, response.headers["ETag"] == nil, response.headers["X-OC-MTime"] == nil, let size,
+              let date = response.headers["Date"].flatMap(HTTPDate.secondsSinceEpoch),
+              let seconds = UploadTag.seconds(answeredAt: date, taking: elapsed),
+              let name = location.components.last
+        else { return nil }
+        let upload = UploadTag(version: UploadTag.newVersion(), size: size, seconds: seconds)
+        var seen = IdentityTable.Sighting(name: name, isCollection: false, keepModified: modified?.microseconds)
+        seen.upload = upload
+        let resolved = try table { try identities.nodes(for: [seen], in: location.parent) }[0]
+        let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
+        let placement = WebDAVItems.Placement(node: resolved.node, site: location.site, parent: parent,
+                                              keptModified: resolved.keptModified)
+        return WebDAVItems.uploadedFile(named: name, size: size, version: upload.version, answeredAt: date, at: placement,
+                                        mode: resolved.keptMode)
+    }
+
+    /// The size of the file an upload sends, nil when it cannot be read.
+    private static func size(ofFileAt path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_size >= 0 else { return nil }
+        return Int64(info.st_size)
     }
 
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,

@@ -106,7 +106,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         if let node, resolved.node != node { throw .notFound }
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: resolved.node, site: location.site, parent: parent,
-                                              keptModified: resolved.keptModified)
+                                              keptModified: resolved.keptModified, version: resolved.version)
         observe(entry)
         let item = try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement, lock: shownLock(entry.properties.locks))
         return (shown(item, named: entry.name, keptMode: resolved.keptMode, facts), EntityTag.isWeak(entry.properties.etag))
@@ -162,7 +162,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
                     seen.insert(found.node)
                     // A site is its own site; anything deeper is in the folder's.
                     let placement = WebDAVItems.Placement(node: found.node, site: identifier == nil ? found.node : location.site,
-                                                          parent: identifier, keptModified: found.keptModified)
+                                                          parent: identifier, keptModified: found.keptModified, version: found.version)
                     do throws(ProviderError) {
                         let item = shown(try WebDAVItems.item(named: entry.name, entry.properties, facts, at: placement,
                                                               lock: shownLock(entry.properties.locks)),
@@ -245,7 +245,7 @@ public final class WebDAVDocumentBackend: DocumentBackend {
 
     func sighting(of entry: WebDAVEntry, _ facts: WebDAVItems.Facts) -> IdentityTable.Sighting {
         IdentityTable.Sighting(name: entry.name, isCollection: entry.properties.isCollection, fileID: entry.properties.fileID,
-                               version: facts.version)
+                               version: facts.version, size: facts.size, seconds: facts.seconds)
     }
 
     /// Notes whether files come with ETags, and says once when they do not, and what sitefs

@@ -15,6 +15,8 @@ enum WebDAVItems {
         var parent: ItemIdentifier?
         /// A modification time set here that the server could not keep (see `IdentityTable.keep`).
         var keptModified: Int64?
+        /// The version to show instead of the entry's: an upload's own (see `UploadTag`).
+        var version: String?
     }
 
     static func identifier(_ node: IdentityTable.Node, site: IdentityTable.Node) -> ItemIdentifier {
@@ -86,6 +88,19 @@ enum WebDAVItems {
         let target = kind == .symlink ? facts.target.flatMap { Int64($0.count) == size ? $0 : nil } : nil
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: linkName ?? name,
                             kind: kind, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
-                            version: facts.version, capabilities: capabilities, lock: lock, mode: facts.mode, symlinkTarget: target)
+                            version: placement.version ?? facts.version, capabilities: capabilities, lock: lock, mode: facts.mode,
+                            symlinkTarget: target)
+    }
+
+    /// A file this mount just created, as the PUT's answer (dated `date`, in seconds) and
+    /// what was sent describe it, with the upload's own version (see `UploadTag`).
+    static func uploadedFile(named name: String, size: Int64, version: String, answeredAt date: Int64, at placement: Placement,
+                             mode: UInt16?) -> ProviderItem {
+        let (microseconds, overflow) = date.multipliedReportingOverflow(by: 1_000_000)
+        let modified = Timestamp(microsecondsSinceEpoch: placement.keptModified ?? (overflow ? 0 : microseconds))
+        let capabilities: Capabilities = placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
+        return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
+                            kind: .file, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
+                            version: version, capabilities: capabilities, lock: nil, mode: mode, symlinkTarget: nil)
     }
 }
