@@ -38,3 +38,20 @@ enum LockingDAVServer: String, CaseIterable, Sendable, CustomTestStringConvertib
                               identities: try IdentityTable(path: nil), logger: Logger(label: "test"))
     }
 }
+
+/// Serves a scratch folder whose tree is the site "Harbour Tower" with `Plans/level1.txt`
+/// ("level 1\n"), on the server `start` starts over the tree's root, while `body` runs; the
+/// server stops and the folder goes however `body` ends. `body` gets the server, the
+/// `Authorization` its clients send, the tree's root and the scratch folder holding it.
+func servingHarbourTower(_ label: String, start: (_ root: URL) throws -> (server: any WebDAVTestServer, authorization: String?),
+                         _ body: (_ server: any WebDAVTestServer, _ authorization: String?, _ root: URL, _ scratch: URL) throws -> Void)
+    throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-\(label)-\(UUID().uuidString)")
+    let root = directory.appendingPathComponent("root")
+    try FileManager.default.createDirectory(at: root.appendingPathComponent("Harbour Tower/Plans"), withIntermediateDirectories: true)
+    try Data("level 1\n".utf8).write(to: root.appendingPathComponent("Harbour Tower/Plans/level1.txt"))
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let (server, authorization) = try start(root)
+    defer { server.stop() }
+    try body(server, authorization, root, directory)
+}

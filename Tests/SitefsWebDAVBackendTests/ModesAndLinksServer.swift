@@ -42,21 +42,16 @@ struct ModesAndLinksWorld {
     let laptopLog: LogRecorder
 
     static func with(_ kind: ModesAndLinksServer, _ body: (ModesAndLinksWorld) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-davmodes-\(UUID().uuidString)")
-        let root = directory.appendingPathComponent("root")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("Harbour Tower/Plans"), withIntermediateDirectories: true)
-        try Data("level 1\n".utf8).write(to: root.appendingPathComponent("Harbour Tower/Plans/level1.txt"))
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (server, authorization) = try kind.start(root: root)
-        defer { server.stop() }
-        let log = LogRecorder()
-        let make = { (logger: Logger) throws -> WebDAVDocumentBackend in
-            WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)), credentials: FixedAuthorization(authorization),
-                                  identities: try IdentityTable(path: nil), logger: logger)
+        try servingHarbourTower("davmodes", start: { try kind.start(root: $0) }) { server, authorization, _, _ in
+            let log = LogRecorder()
+            let make = { (logger: Logger) throws -> WebDAVDocumentBackend in
+                WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)), credentials: FixedAuthorization(authorization),
+                                      identities: try IdentityTable(path: nil), logger: logger)
+            }
+            try body(ModesAndLinksWorld(kind: kind, server: server, authorization: authorization,
+                                        laptop: try make(Logger(label: "laptop") { _ in log }),
+                                        desktop: try make(Logger(label: "desktop")), laptopLog: log))
         }
-        try body(ModesAndLinksWorld(kind: kind, server: server, authorization: authorization,
-                                    laptop: try make(Logger(label: "laptop") { _ in log }),
-                                    desktop: try make(Logger(label: "desktop")), laptopLog: log))
     }
 
     /// The item at a path of shown names, as `backend` lists it; nil when not listed.

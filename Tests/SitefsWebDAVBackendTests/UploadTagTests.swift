@@ -39,23 +39,18 @@ import Testing
     }
 
     private func withServer(_ kind: LockingDAVServer, _ body: (World) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sitefs-puttag-\(UUID().uuidString)")
-        let root = directory.appendingPathComponent("root")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("Harbour Tower/Plans"), withIntermediateDirectories: true)
-        try Data("level 1\n".utf8).write(to: root.appendingPathComponent("Harbour Tower/Plans/level1.txt"))
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (server, authorization) = try kind.start(root: root)
-        defer { server.stop() }
-        let tablePath = directory.appendingPathComponent("identities.sqlite").path
-        let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)),
-                                            credentials: FixedAuthorization(authorization),
-                                            identities: try IdentityTable(path: tablePath), logger: Logger(label: "test"))
-        let site = try #require(try backend.sites(after: nil, limit: 10).items.first { $0.name == "Harbour Tower" })
-        let plans = try #require(try backend.children(of: site.identifier, after: nil, limit: 10).items.first { $0.name == "Plans" })
-        // A listing that shows a file: the backend now knows whether the server tags files.
-        _ = try backend.children(of: plans.identifier, after: nil, limit: 10)
-        try body(World(server: server, authorization: authorization, root: root, scratch: directory, tablePath: tablePath,
-                       backend: backend, folder: plans.identifier))
+        try servingHarbourTower("puttag", start: { try kind.start(root: $0) }) { server, authorization, root, scratch in
+            let tablePath = scratch.appendingPathComponent("identities.sqlite").path
+            let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)),
+                                                credentials: FixedAuthorization(authorization),
+                                                identities: try IdentityTable(path: tablePath), logger: Logger(label: "test"))
+            let site = try #require(try backend.sites(after: nil, limit: 10).items.first { $0.name == "Harbour Tower" })
+            let plans = try #require(try backend.children(of: site.identifier, after: nil, limit: 10).items.first { $0.name == "Plans" })
+            // A listing that shows a file: the backend now knows whether the server tags files.
+            _ = try backend.children(of: plans.identifier, after: nil, limit: 10)
+            try body(World(server: server, authorization: authorization, root: root, scratch: scratch, tablePath: tablePath,
+                           backend: backend, folder: plans.identifier))
+        }
     }
 
     @Test(arguments: LockingDAVServer.allCases)
@@ -70,10 +65,10 @@ import Testing
             // Listed, asked for, read, listed by a remount: the same version every time.
             #expect(try world.listed("new.txt").version == created.version)
             #expect(try world.backend.item(created.identifier).version == created.version)
-            let collected = Collected()
+            let collected = CollectedBytes()
             let fetched = try world.backend.fetchContent(of: created.identifier, version: created.version, range: nil,
                                                          ifNoneMatch: nil, into: .pieces(limit: 100) { collected.append($0) })
-            #expect(collected.text == "new\n")
+            #expect(String(decoding: collected.bytes, as: UTF8.self) == "new\n")
             guard case .fetched(let version, _) = fetched else { Issue.record("not fetched: \(fetched)"); return }
             #expect(version == created.version)
             let unchanged = try world.backend.fetchContent(of: created.identifier, version: nil, range: nil,
@@ -135,21 +130,5 @@ import Testing
             #expect(try String(contentsOf: world.root.appendingPathComponent("Harbour Tower/Plans/unseen.txt"), encoding: .utf8)
                     == "theirs, not the same size\n")
         }
-    }
-}
-
-/// Bytes collected from a pieces sink's callback (which must be Sendable).
-private final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes: [UInt8] = []
-    func append(_ piece: UnsafeRawBufferPointer) {
-        lock.lock()
-        bytes += piece
-        lock.unlock()
-    }
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

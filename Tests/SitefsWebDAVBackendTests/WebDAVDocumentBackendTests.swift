@@ -216,7 +216,7 @@ import Testing
 }
 
 /// Bytes collected from a pieces sink's callback (which must be Sendable).
-private final class CollectedBytes: @unchecked Sendable {
+final class CollectedBytes: @unchecked Sendable {
     private let lock = NSLock()
     private var collected: [UInt8] = []
     func append(_ piece: UnsafeRawBufferPointer) {
