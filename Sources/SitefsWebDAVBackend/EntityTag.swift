@@ -54,12 +54,17 @@ public enum EntityTag {
     /// made of size and time, which no server can compare, and for an upload's own version
     /// (`UploadTag`), which the server knows by another tag.
     public static func header(for version: String) -> String? {
-        version.hasPrefix("lm:") || UploadTag.isUploadVersion(version) ? nil : "\"" + version + "\""
+        isSizeAndTime(version) || UploadTag.isUploadVersion(version) ? nil : "\"" + version + "\""
+    }
+
+    /// Whether `version` is made of size and time (no tag), as `fallbackVersion` makes them.
+    static func isSizeAndTime(_ version: String) -> Bool {
+        version.utf8.starts(with: fallbackPrefix)
     }
 
     /// For a version made of size and time: its time as an HTTP-date, for `If-Modified-Since`.
     public static func modifiedSince(for version: String) -> String? {
-        guard version.hasPrefix("lm:"), let seconds = version.split(separator: ":").last.flatMap({ Int64($0) }) else { return nil }
+        guard isSizeAndTime(version), let seconds = version.split(separator: ":").last.flatMap({ Int64($0) }) else { return nil }
         return HTTPDate.format(secondsSinceEpoch: seconds)
     }
 }

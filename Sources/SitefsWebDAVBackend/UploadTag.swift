@@ -63,7 +63,7 @@ struct UploadTag: Sendable, Equatable {
     /// `tag`: the version the server reports (nil: none, or one of size and time);
     /// `size`, `seconds`: the content's as the sighting reports them, when it does.
     func judge(tag sighted: String?, size sightedSize: Int64?, seconds sightedSeconds: Int64?) -> Verdict {
-        guard let sighted, !sighted.hasPrefix("lm:") else { return .superseded }
+        guard let sighted, !EntityTag.isSizeAndTime(sighted) else { return .superseded }
         if let tag { return tag == sighted ? .upload(adopt: nil) : .superseded }
         guard sightedSize == size, let sightedSeconds, seconds.contains(sightedSeconds) else { return .superseded }
         return .upload(adopt: sighted)

@@ -76,13 +76,11 @@ enum WebDAVItems {
             }
             size = known
         }
-        let seconds = facts.seconds
-        let modified = placement.keptModified.map(Timestamp.init(microsecondsSinceEpoch:))
-            ?? Timestamp(microsecondsSinceEpoch: seconds.multipliedReportingOverflow(by: 1_000_000).overflow ? 0 : seconds * 1_000_000)
+        let modified = shownModified(placement, seconds: facts.seconds)
         let capabilities: Capabilities = switch kind {
         case .site: [.read, .addChildren]
         case .folder: [.read, .write, .rename, .delete, .addChildren]
-        case .file: placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
+        case .file: fileCapabilities(placement)
         case .symlink: [.read, .rename, .delete]
         }
         let target = kind == .symlink ? facts.target.flatMap { Int64($0.count) == size ? $0 : nil } : nil
@@ -96,11 +94,21 @@ enum WebDAVItems {
     /// what was sent describe it, with the upload's own version (see `UploadTag`).
     static func uploadedFile(named name: String, size: Int64, version: String, answeredAt date: Int64, at placement: Placement,
                              mode: UInt16?) -> ProviderItem {
-        let (microseconds, overflow) = date.multipliedReportingOverflow(by: 1_000_000)
-        let modified = Timestamp(microsecondsSinceEpoch: placement.keptModified ?? (overflow ? 0 : microseconds))
-        let capabilities: Capabilities = placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
+        let modified = shownModified(placement, seconds: date)
         return ProviderItem(identifier: identifier(placement.node, site: placement.site), parent: placement.parent, name: name,
                             kind: .file, size: size, created: modified, modified: modified, createdBy: "", modifiedBy: "",
-                            version: version, capabilities: capabilities, lock: nil, mode: mode, symlinkTarget: nil)
+                            version: version, capabilities: fileCapabilities(placement), lock: nil, mode: mode, symlinkTarget: nil)
+    }
+
+    /// A file directly under the mount URL is read and written in place, never moved.
+    private static func fileCapabilities(_ placement: Placement) -> Capabilities {
+        placement.parent == nil ? [.read, .write] : [.read, .write, .rename, .delete]
+    }
+
+    /// The time kept here for the item, else the server's `seconds` (the epoch when they
+    /// overflow microseconds).
+    private static func shownModified(_ placement: Placement, seconds: Int64) -> Timestamp {
+        let (microseconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        return Timestamp(microsecondsSinceEpoch: placement.keptModified ?? (overflow ? 0 : microseconds))
     }
 }
