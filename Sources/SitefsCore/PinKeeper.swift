@@ -2,6 +2,7 @@ import Foundation
 import SitefsProvider
 import SitefsStore
 import SitefsSync
+import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -29,6 +30,10 @@ final class PinKeeper: @unchecked Sendable {
     /// What the last pass found, and the file downloading now. Lock order: a leaf.
     private let published = NSLock()
     private var progress = PinStatus()
+    /// How long a pass waits for a save's answer to be applied before moving on.
+    static let longestReportWait: Duration = .seconds(10)
+    /// Tests only: runs as a pass comes to each pinned file, before it is looked at.
+    let visitPause = Mutex<(@Sendable (ItemIdentifier) -> Void)?>(nil)
 
     init(filesystem: SitefsFilesystem, interval: Duration, clock: MountClock) {
         self.filesystem = filesystem
@@ -112,6 +117,9 @@ final class PinKeeper: @unchecked Sendable {
             publish { $0 = PinStatus() }
             return
         }
+        // What is pinned is known here whether or not the server answers.
+        let pinned = filesystem.sync.pins.pinned.map(filesystem.displayPath(of:)).sorted()
+        publish { $0.pinned = pinned }
         let set: SitefsFilesystem.PinnedSet
         do {
             set = try filesystem.pinnedSet()
@@ -125,7 +133,6 @@ final class PinKeeper: @unchecked Sendable {
         var budgetUsed: Int64 = 0
         var overBudget = 0
         publish { status in
-            status.pinned = filesystem.sync.pins.pinned.map(filesystem.displayPath(of:)).sorted()
             status.files = set.files.count
             status.bytes = set.bytes
             // Counted again below, of this set: the last pass's count may exceed it (pinned
@@ -170,9 +177,32 @@ final class PinKeeper: @unchecked Sendable {
     /// Makes one pinned file's local copy current: nothing to do when it holds the server's
     /// version already (or a save of it is on its way); else downloaded (or revalidated,
     /// with If-None-Match) through the same path an open takes, then recorded.
+    ///
+    /// A save that reached the server but whose answer the core has not applied yet is
+    /// waited for: the pass its upload asked for can get here first, and passing over it
+    /// would leave the new version unrecorded (the file "downloading") until the next timed
+    /// pass. Once applied, the copy's base version is the server's, and is recorded.
     private func keep(_ item: ProviderItem, in filesystem: SitefsFilesystem) -> Kept {
         let identifier = item.identifier
-        if filesystem.sync.state(of: identifier, reading: .shown).shownSave != nil { return .current }  // the local edit is the content
+        visitPause.withLock { $0 }?(identifier)
+        if let save = filesystem.sync.state(of: identifier, reading: .shown).shownSave {
+            guard save.isOnServer else { return .current }  // the local edit is the content
+            guard filesystem.sync.waitUntilReported(identifier, timeout: Self.longestReportWait) else {
+                request()  // still being applied: looked at again in the next pass
+                return .current
+            }
+            // The answer applied: the item as it is now (a new file's moved to the server's
+            // identifier, and its copy with it; the event asked for a pass that finds it).
+            guard let applied = filesystem.cache.item(identifier),
+                  filesystem.sync.state(of: identifier, reading: .shown).shownSave == nil else { return .current }
+            return keepUnsaved(applied, in: filesystem)
+        }
+        return keepUnsaved(item, in: filesystem)
+    }
+
+    /// `keep` for a file with no save of it shown.
+    private func keepUnsaved(_ item: ProviderItem, in filesystem: SitefsFilesystem) -> Kept {
+        let identifier = item.identifier
         if let copy = filesystem.copies.withLock({ $0[identifier] }) {
             copy.condition.lock()
             var ready = false

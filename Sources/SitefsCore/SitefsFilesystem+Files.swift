@@ -573,6 +573,7 @@ extension SitefsFilesystem {
         // killed in between and mounted again offline shows the old state (the old name, no
         // new file) and a save to the real name makes a second file.
         metadata.flush()
+        appliedPause.withLock { $0 }?(event)
     }
 
     /// What the mount knew as `former` lives on as the server item `item`: the open file and

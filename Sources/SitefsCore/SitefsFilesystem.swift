@@ -86,6 +86,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// Tests only: runs in every save after the copy is marked `saving` and its lock
     /// released, before staging, so a test can hold a save there.
     let savePause = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Tests only: runs on the upload worker after each sync event is applied, before the
+    /// engine counts its outcome as reported, so a test can hold a report there.
+    let appliedPause = Mutex<(@Sendable (SyncEvent) -> Void)?>(nil)
 
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,

@@ -304,6 +304,12 @@ public final class SyncEngine: @unchecked Sendable {
         uploader.waitUntilIdle(identifier, timeout: timeout)
     }
 
+    /// Waits (up to `timeout`) until the core has been told the outcome of the item's save
+    /// that reached the server. Nothing is made due. False on timeout.
+    public func waitUntilReported(_ identifier: ItemIdentifier, timeout: Duration) -> Bool {
+        uploader.waitUntilReported(identifier, timeout: timeout)
+    }
+
     /// `sitefs retry`: failed saves are queued again.
     public func retryFailed() { uploader.retryFailed() }
 

@@ -50,6 +50,19 @@ extension Uploader {
         published.withLock { $0[identifier] }
     }
 
+    /// Waits until no outcome of the item is being reported to the core: once this returns
+    /// true, the core has applied the server's answer and `published` shows it. False when
+    /// `timeout` passed first.
+    public func waitUntilReported(_ identifier: ItemIdentifier, timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while reporting[identifier] != nil {
+            if !condition.wait(until: deadline) { return reporting[identifier] == nil }
+        }
+        return true
+    }
+
     /// Where the item stands, read under one lock.
     func state(of identifier: ItemIdentifier) -> ItemSyncState {
         condition.lock()
