@@ -54,7 +54,7 @@ extension SitefsFilesystem {
             try refuseBackgroundReader(context, item)
             let reader = RemoteReader(identifier: item.identifier, version: item.version, size: item.size, backend: backend,
                                       maximumWindow: configuration.maximumReadAhead)
-            logger.debug("open \(item.name): ranged reads of version \(item.version), \(item.size) bytes, keep cache: \(keepCache)")
+            logger.debug("open \(item.name) (\(item.identifier)): ranged reads of version \(item.version), \(item.size) bytes, keep cache: \(keepCache)")
             return OpenReply(handle: handles.add(.remote(reader)), keepCache: keepCache)
         }
         let copy = try materialize(item, truncate: writing && flags & O_TRUNC != 0, writer: writing,
@@ -64,7 +64,7 @@ extension SitefsFilesystem {
         copy.condition.lock()
         let unchanged = copy.baseVersion == item.version
         copy.condition.unlock()
-        logger.debug("open \(item.name)\(writing ? " for writing" : ""): local copy of version \(item.version), \(item.size) bytes, keep cache: \(keepCache && unchanged)")
+        logger.debug("open \(item.name) (\(item.identifier))\(writing ? " for writing" : ""): local copy of version \(item.version), \(item.size) bytes, keep cache: \(keepCache && unchanged)")
         return OpenReply(handle: handles.add(.local(copy, writable: writing)), keepCache: keepCache && unchanged,
                          writesBypassCache: OpenReply.isWriteOnly(flags))
     }

@@ -28,7 +28,7 @@ extension Uploader {
                                           modified: job.modified, progress: progress)
             }) {
             case .success(let item):
-                logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version))")
+                logger.info("uploaded \(job.name) (\(job.size) bytes, version \(item.version)) (\(job.identifier))")
                 outcome = .uploaded(job, item)
             case .failure(.versionMismatch(let reported)):
                 let lookup = reported.map { Result.success($0) } ?? serverLookup(job)
