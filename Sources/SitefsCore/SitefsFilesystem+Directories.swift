@@ -23,6 +23,7 @@ extension SitefsFilesystem {
                                    timeout: configuration.kernelCacheTimeout)
         }
         let item = try currentItem(try identifier(of: inode), openThrough: handle)
+        if item.kind == .file { itemReadPause.withLock { $0 }?() }
         return AttributesReply(attributes: attributes(of: item, inode: inode), timeout: configuration.kernelCacheTimeout)
     }
 

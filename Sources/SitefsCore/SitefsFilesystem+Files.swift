@@ -34,7 +34,8 @@ extension SitefsFilesystem {
     }
 
     private func openOnce(_ inode: InodeNumber, flags: Int32, context: RequestContext) throws(Errno) -> OpenReply {
-        let item = try currentItem(try identifier(of: inode))
+        var item = try currentItem(try identifier(of: inode))
+        itemReadPause.withLock { $0 }?()
         guard item.kind == .file else { throw item.kind == .symlink ? .tooManySymbolicLinkLevels : .isDirectory }
         let writing = flags & O_ACCMODE != O_RDONLY
         if writing && (!item.capabilities.contains(.write) || configuration.readOnly) { throw .permissionDenied }
@@ -43,12 +44,19 @@ extension SitefsFilesystem {
             // never reach the mount, so the open is the read it can see.
             localTimes.read(item.identifier, modified: AttributeMapping.timespec(item.modified), now: Self.now())
         }
+        let remote = !writing && !item.identifier.isLocal && copies.withLock({ $0[item.identifier] }) == nil
+            && sync.state(of: item.identifier, reading: .shown).shownSave == nil
+        if remote, let applied = cache.item(item.identifier), applied.version != item.version {
+            // A save reported since the item was read above (its copy and its shown save are
+            // gone now, which is why this reads remotely): the server holds the version its
+            // answer brought, and the one read before is no longer there to read.
+            item = applied
+        }
         let keepCache = !item.identifier.isLocal && openedVersions.withLock { versions in
             defer { versions[item.identifier] = item.version }
             return versions[item.identifier] == item.version
         }
-        if !writing, !item.identifier.isLocal, copies.withLock({ $0[item.identifier] }) == nil,
-           sync.state(of: item.identifier, reading: .shown).shownSave == nil {
+        if remote {
             // Read-only and nothing local: ranged reads, pinned to this version; none for a
             // thumbnailer or indexer, which would download what a person only looked at.
             try refuseBackgroundReader(context, item)

@@ -89,6 +89,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// Tests only: runs on the upload worker after each sync event is applied, before the
     /// engine counts its outcome as reported, so a test can hold a report there.
     let appliedPause = Mutex<(@Sendable (SyncEvent) -> Void)?>(nil)
+    /// Tests only: runs in every open and getattr of a file after its item is read, before
+    /// its copy and saves are looked at, so a test can have a save reported there.
+    let itemReadPause = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
@@ -353,7 +356,19 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
                                                modified: pending.modified.map(AttributeMapping.timespec),
                                                configuration: configuration)
         }
-        return AttributeMapping.attributes(inode: inode, item: item, configuration: configuration)
+        return AttributeMapping.attributes(inode: inode, item: reportedSince(item, inode: inode), configuration: configuration)
+    }
+
+    /// `item` as the cache holds it now, when a save was reported since the caller read it:
+    /// the copy and the shown save that stood for the content are gone, so the item read
+    /// before would give the kernel the size before the save (a new file's 0 bytes: `git`
+    /// then read a loose object it had just written as empty). A new file's inode is bound
+    /// to the server's item by then.
+    private func reportedSince(_ item: ProviderItem, inode: InodeNumber) -> ProviderItem {
+        let identifier = item.identifier.isLocal ? (inodes.identifier(of: inode) ?? item.identifier) : item.identifier
+        guard let current = cache.item(identifier), current.kind == item.kind,
+              identifier != item.identifier || current.version != item.version else { return item }
+        return current
     }
 
     /// An entry for the kernel; the caller counts the lookup once the reply is certain.
