@@ -30,7 +30,10 @@ struct FileManagerExtensionTests {
                                 log: fixture.root.appendingPathComponent("nautilus.log"))
         let a = fixture.path("Riverside/Forms/a.odt"), b = fixture.path("Riverside/Forms/b.odt")
         let nautilusLog = { String(decoding: (try? Data(contentsOf: fixture.root.appendingPathComponent("nautilus.log"))) ?? Data(), as: UTF8.self).suffix(3_000) }
-        #expect(waitForEmblem(record, a, "online-only", "emblem-sitefs-online-only"), "no online-only emblem: \(events(record)) \(nautilusLog())")
+        // The first emblem waits for Files itself to start under Xvfb and list the folder:
+        // over 30 s on a loaded 2-core CI machine, where everything after it is quick.
+        #expect(waitForEmblem(record, a, "online-only", "emblem-sitefs-online-only", timeout: .seconds(120)),
+                "no online-only emblem: \(events(record)) \(nautilusLog())")
         #expect(waitForEmblem(record, b, "downloaded", "emblem-sitefs-kept"), "no kept emblem: \(events(record))")
         #expect(eventually(timeout: .seconds(30)) { events(record).contains { $0["event"] as? String == "listening" } })
 
@@ -183,8 +186,9 @@ struct FileManagerExtensionTests {
 
     /// Waits (bounded) until the record shows `path` given `emblem` for `state`, among the
     /// events from index `after` on.
-    private func waitForEmblem(_ record: URL, _ path: String, _ state: String, _ emblem: String, after: Int = 0) -> Bool {
-        eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+    private func waitForEmblem(_ record: URL, _ path: String, _ state: String, _ emblem: String, after: Int = 0,
+                               timeout: Duration = .seconds(30)) -> Bool {
+        eventually(timeout: timeout, every: .milliseconds(100)) {
             events(record).dropFirst(after).contains {
                 $0["event"] as? String == "emblem" && $0["path"] as? String == path && $0["state"] as? String == state
                     && $0["emblem"] as? String == emblem
