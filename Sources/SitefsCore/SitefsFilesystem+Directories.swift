@@ -90,8 +90,10 @@ extension SitefsFilesystem {
                 try fetchNextPage(into: directory, after: token)
                 continue
             }
-            // An entry listed but gone from the cache since (deleted meanwhile) is skipped.
-            guard let item = cache.item(identifier) else {
+            // An entry listed but gone from the cache since (deleted meanwhile) is skipped; one
+            // made here and on the server since is listed as the server's item (`git fsck`
+            // found a tree whose upload ended between opendir and readdir "missing").
+            guard let item = cache.item(identifier) ?? successor(listedAs: name, of: identifier) else {
                 index += 1
                 continue
             }
@@ -104,6 +106,13 @@ extension SitefsFilesystem {
             if plus { inodes.countLookup(inodeNumber) }
             index += 1
         }
+    }
+
+    /// The server's item that took the place of `identifier`, made here and listed as `name`,
+    /// when it kept that name (one saved under another name is listed by the next listing).
+    private func successor(listedAs name: String, of identifier: ItemIdentifier) -> ProviderItem? {
+        guard identifier.isLocal, let item = successor(of: identifier), item.name.utf8.elementsEqual(name.utf8) else { return nil }
+        return item
     }
 
     /// Appends the next server page to an open directory's snapshot (network I/O outside

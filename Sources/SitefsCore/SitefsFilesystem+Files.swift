@@ -585,15 +585,11 @@ extension SitefsFilesystem {
     }
 
     /// What the mount knew as `former` lives on as the server item `item`: the open file and
-    /// its inode follow it. The new entry goes in before the old one goes, so a lookup
-    /// meanwhile finds one.
+    /// its inode follow it. `succeed(_:by:)` says in which order, and why.
     private func replace(_ former: ItemIdentifier, by item: ProviderItem) {
         let shown = cache.item(former)
-        if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
-        rekeyCopy(from: former, to: item)
-        cache.upsert(item)
+        succeed(former, by: item, shown: item)
         if item.kind.isContainer { showChildren(of: item.identifier) }  // a folder made offline: its content moves with it
-        cache.remove(former)
         if let shown, !ItemName.same(shown.name, item.name) || shown.parent != item.parent {
             // Saved under another name or in a folder made again: the name it had shown
             // belongs to the server's file (the listing left it out while this one was

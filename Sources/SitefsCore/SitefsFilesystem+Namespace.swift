@@ -237,11 +237,10 @@ extension SitefsFilesystem {
             guard let renamed else { break }
             if renamed.identifier != source.identifier {
                 // Rename-over: the destination's id survived with the source's content.
-                cache.remove(source.identifier)
-                if let sourceInode = inodes.existingInode(for: source.identifier) { inodes.rebind(sourceInode, to: renamed.identifier) }
-                rekeyCopy(from: source.identifier, to: renamed)
+                succeed(source.identifier, by: renamed, shown: renamed)
+            } else {
+                cache.upsert(renamed)
             }
-            cache.upsert(renamed)
         case .awaitingCreate(let restored):
             // Its create started just now: rename what that creates.
             cache.remove(source.identifier)
@@ -264,10 +263,44 @@ extension SitefsFilesystem {
     /// A new file took the place of a server file (see `Adoption`): its inode and open copy
     /// now stand for the server item.
     private func apply(_ adoption: Adoption) {
-        if let inode = inodes.existingInode(for: adoption.former) { inodes.rebind(inode, to: adoption.item.identifier) }
-        rekeyCopy(from: adoption.former, to: adoption.item)
-        cache.upsert(adoption.shown)
-        cache.remove(adoption.former)
+        succeed(adoption.former, by: adoption.item, shown: adoption.shown)
+    }
+
+    /// `former` lives on as `item` (`shown`: as the mount shows it). The steps go in an order
+    /// that leaves every reader an answer, whichever identifier it read:
+    /// 1. a new successor's metadata, not listed yet: a reader that follows the inode finds
+    ///    it without asking the server (the answer would list it beside `former`); a
+    ///    successor known already (a file saved over) is found as it was, with its save;
+    /// 2. the inode: a reader holding `former` finds the successor through it
+    ///    (`successor(of:)`);
+    /// 3. the cache's listings, in one step: never both entries listed, nor neither;
+    /// 4. the open copy.
+    /// With the copy moved before the cache had the successor, a `stat` in between found
+    /// neither the copy nor the server's item, and gave a new file's size at its create:
+    /// `git` read a loose object it had just copied as empty.
+    func succeed(_ former: ItemIdentifier, by item: ProviderItem, shown: ProviderItem) {
+        let pause = successionPause.withLock { $0 }
+        pause?(.begun)
+        cache.storeIfUnknown(shown)
+        pause?(.successorKnown)
+        if let inode = inodes.existingInode(for: former) { inodes.rebind(inode, to: item.identifier) }
+        pause?(.inodeRebound)
+        cache.replace(former, with: shown)
+        pause?(.cacheReplaced)
+        rekeyCopy(from: former, to: item)
+        pause?(.copyMoved)
+    }
+
+    /// The steps of `succeed(_:by:shown:)`, for `successionPause`.
+    enum SuccessionStep: CaseIterable, Sendable { case begun, successorKnown, inodeRebound, cacheReplaced, copyMoved }
+
+    /// The item that took the place of `former`, a retired identifier (a new file now on the
+    /// server, a file saved over another): found through the inode `former` had, which
+    /// stands for the successor now. Nil for an identifier not retired.
+    func successor(of former: ItemIdentifier) -> ProviderItem? {
+        guard let inode = inodes.existingInode(for: former), let current = inodes.identifier(of: inode),
+              current != former else { return nil }
+        return cache.item(current)
     }
 
     /// A folder made offline is on the server now: what was made or moved into it here is

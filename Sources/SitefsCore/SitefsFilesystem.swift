@@ -92,6 +92,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// Tests only: runs in every open and getattr of a file after its item is read, before
     /// its copy and saves are looked at, so a test can have a save reported there.
     let itemReadPause = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Tests only: runs at each step of `succeed(_:by:shown:)` (before the first, after each),
+    /// on the thread replacing the item, so a test can look at the mount between the steps.
+    let successionPause = Mutex<(@Sendable (SuccessionStep) -> Void)?>(nil)
 
     /// `userName` is the signed-in user, shown in conflict copies' names.
     public init(backend: any DocumentBackend, configuration: FilesystemConfiguration, cacheDirectory: URL,
@@ -219,8 +222,9 @@ public final class SitefsFilesystem: FilesystemOperations, @unchecked Sendable {
     /// The current metadata of an item: cached while fresh, else from the server.
     func currentItem(_ identifier: ItemIdentifier, maxAge: Duration? = nil) throws(Errno) -> ProviderItem {
         if identifier.isLocal {
-            // Only this mount knows it (until its upload creates it on the server).
-            guard let item = knownItem(identifier) else { throw .noSuchFileOrDirectory }
+            // Only this mount knows it (until its upload creates it on the server; then the
+            // caller read it just before the server's item took its place).
+            guard let item = knownItem(identifier) ?? successor(of: identifier) else { throw .noSuchFileOrDirectory }
             return item
         }
         // Removed here, its removal still queued: gone, whatever the server says meanwhile.

@@ -38,11 +38,32 @@ public final class ItemCache: Sendable {
         var listings: [ItemIdentifier: Listing] = [:]
         /// Server reads on their way, and what changed here since each began.
         var reads = ServerReadLedger()
+        /// The items made here (local identifiers) held, by the folder they are in: what a
+        /// listing fetched from the server may lack (see `storeListing(_:fetch:)`). Few: the
+        /// creates not on the server yet.
+        var madeHere: [ItemIdentifier: Set<ItemIdentifier>] = [:]
 
         mutating func keep(_ item: ProviderItem, fetchedAt: ContinuousClock.Instant) {
+            if item.identifier.isLocal {
+                if let previous = items[item.identifier]?.context.parent, previous != item.parent {
+                    forgetMadeHere(item.identifier, in: previous)
+                }
+                if let parent = item.parent { madeHere[parent, default: []].insert(item.identifier) }
+            }
             let cached = CachedItem(item, fetchedAt: fetchedAt, sharing: lastContext)
             lastContext = cached.context
             items[item.identifier] = cached
+        }
+
+        mutating func drop(_ identifier: ItemIdentifier) -> ProviderItem? {
+            let previous = items.removeValue(forKey: identifier)?.item
+            if identifier.isLocal, let parent = previous?.parent { forgetMadeHere(identifier, in: parent) }
+            return previous
+        }
+
+        private mutating func forgetMadeHere(_ identifier: ItemIdentifier, in folder: ItemIdentifier) {
+            madeHere[folder]?.remove(identifier)
+            if madeHere[folder]?.isEmpty == true { madeHere[folder] = nil }
         }
     }
 
@@ -150,15 +171,16 @@ public final class ItemCache: Sendable {
     /// may have created it on the server after the server answered, and the sync engine
     /// stops listing a new file once its create is done, before the core has the server's
     /// item: a listing stored in between would have neither, and a lookup of the name would
-    /// fail with ENOENT (make finding no Makefile as its upload ends). The core's replacing
-    /// of the item puts the server's in its place.
+    /// fail with ENOENT (make finding no Makefile as its upload ends; `git fsck` finding a
+    /// tree `git clone` had just copied into a folder it had made "missing"). The core's
+    /// replacing of the item (`replace(_:with:)`) puts the server's in its place.
     @discardableResult
     public func storeListing(_ fetched: Listing, fetch: ServerRead) -> Listing {
         guard let folder = fetch.folder else { preconditionFailure("storeListing(_:fetch:) takes a listing fetch") }
         var listing = fetched
         let forgotten = state.withLock { state -> Bool in
             guard let pending = state.reads.end(fetch) else { return true }
-            Self.keepFilesMadeHere(in: folder, known: state.listings[folder], items: state.items, adding: &listing)
+            Self.keepItemsMadeHere(state.madeHere[folder], in: folder, items: state.items, adding: &listing)
             for identifier in pending.touched {
                 let current = state.items[identifier]?.item
                 let index = listing.identifiers.firstIndex(of: identifier)
@@ -180,19 +202,22 @@ public final class ItemCache: Sendable {
         return listing
     }
 
-    /// Adds to `listing` the files made here that `known` (the folder's listing until now)
-    /// shows and the cache still holds in the folder, unless `listing` has them or their name.
-    private static func keepFilesMadeHere(in folder: ItemIdentifier, known: Listing?, items: SlottedTable<CachedItem>,
-                                          adding listing: inout Listing) {
-        guard let known else { return }
-        let madeHere = zip(known.names, known.identifiers).filter { _, identifier in
-            identifier.isLocal && items[identifier]?.context.parent == folder
-        }
-        guard !madeHere.isEmpty else { return }
+    /// Adds to `listing` the items made here that the cache holds in `folder` (`madeHere`),
+    /// unless `listing` has them or their name (compared as bytes: NFC is not NFD). Whether
+    /// the folder was listed before does not matter: a folder made here has no listing
+    /// until the first one after its own create.
+    private static func keepItemsMadeHere(_ madeHere: Set<ItemIdentifier>?, in folder: ItemIdentifier,
+                                          items: SlottedTable<CachedItem>, adding listing: inout Listing) {
+        guard let madeHere, !madeHere.isEmpty else { return }
+        let missing = madeHere.compactMap { identifier -> (String, ItemIdentifier)? in
+            guard let item = items[identifier]?.item, item.parent == folder else { return nil }
+            return (item.name, identifier)
+        }.sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+        guard !missing.isEmpty else { return }
         // Asked only when there is one: a folder's listing can have 100,000 entries.
         let listed = Set(listing.identifiers)
-        let names = Set(listing.names.map { Array($0.utf8) })  // as bytes: NFC is not NFD
-        for (name, identifier) in madeHere where !listed.contains(identifier) && !names.contains(Array(name.utf8)) {
+        let names = Set(listing.names.map { Array($0.utf8) })
+        for (name, identifier) in missing where !listed.contains(identifier) && !names.contains(Array(name.utf8)) {
             listing.names.append(name)
             listing.identifiers.append(identifier)
         }
@@ -310,30 +335,58 @@ public final class ItemCache: Sendable {
         return old
     }
 
+    /// Keeps `item`'s metadata, listed nowhere, when the cache holds none: what a reader
+    /// finds of a new item before `replace(_:with:)` lists it. An item known already keeps
+    /// what it had, so that `replace` sees where it was listed.
+    public func storeIfUnknown(_ item: ProviderItem) {
+        state.withLock { state in
+            guard state.items[item.identifier] == nil else { return }
+            state.keep(item, fetchedAt: clock.now)
+            if !item.identifier.isLocal { persistence?.save([item]) }
+        }
+    }
+
+    /// `former` lives on as `item` (a new file or folder now on the server, a file that took
+    /// another's place): `item` stored as by `upsert(_:)` and `former` removed as by
+    /// `remove(_:)`, in one step, so no listing or lookup meanwhile finds both or neither.
+    /// Returns where `former` was listed.
+    @discardableResult
+    public func replace(_ former: ItemIdentifier, with item: ProviderItem) -> FormerEntry? {
+        state.withLock { state in
+            _ = upsert(item, in: &state)
+            // A new entry in its folder for a listing on its way, though its metadata may have
+            // been stored before (unlisted, for readers that follow the inode).
+            state.reads.noteEntryChange(of: item.identifier, in: [item.parent])
+            return former == item.identifier ? nil : remove(former, in: &state)
+        }
+    }
+
     /// Forgets an item (deleted on the server), its listing, and its entry in its parent.
     /// Returns where it was listed.
     @discardableResult
     public func remove(_ identifier: ItemIdentifier) -> FormerEntry? {
-        state.withLock { state in
-            persistence?.remove(identifier)
-            let previous = state.items.removeValue(forKey: identifier)?.item
-            state.listings[identifier] = nil
-            // Without its metadata its folder is unknown: any listing being fetched may hold it.
-            state.reads.noteEntryChange(of: identifier, in: previous?.parent.map { [$0] })
-            if previous == nil, identifier.isLocal {
-                // Something made here can be listed without being cached itself: a listing
-                // fetched while it was pending shows it (the engine's view of what was made
-                // here) though a forgotten listing took its metadata. Its folder is unknown
-                // then, so every listing holding it drops it: a stale entry would answer its
-                // name with ENOENT once the server's item of that name is there too.
-                for (folder, listing) in state.listings where listing.identifiers.contains(identifier) {
-                    removeEntry(identifier, from: folder, in: &state)
-                }
+        state.withLock { remove(identifier, in: &$0) }
+    }
+
+    private func remove(_ identifier: ItemIdentifier, in state: inout State) -> FormerEntry? {
+        persistence?.remove(identifier)
+        let previous = state.drop(identifier)
+        state.listings[identifier] = nil
+        // Without its metadata its folder is unknown: any listing being fetched may hold it.
+        state.reads.noteEntryChange(of: identifier, in: previous?.parent.map { [$0] })
+        if previous == nil, identifier.isLocal {
+            // Something made here can be listed without being cached itself: a listing
+            // fetched while it was pending shows it (the engine's view of what was made
+            // here) though a forgotten listing took its metadata. Its folder is unknown
+            // then, so every listing holding it drops it: a stale entry would answer its
+            // name with ENOENT once the server's item of that name is there too.
+            for (folder, listing) in state.listings where listing.identifiers.contains(identifier) {
+                removeEntry(identifier, from: folder, in: &state)
             }
-            guard let parent = previous?.parent else { return nil }
-            removeEntry(identifier, from: parent, in: &state)
-            return (parent, previous!.name)
         }
+        guard let parent = previous?.parent else { return nil }
+        removeEntry(identifier, from: parent, in: &state)
+        return (parent, previous!.name)
     }
 
     private func removeEntry(_ identifier: ItemIdentifier, from parent: ItemIdentifier, in state: inout State) {

@@ -159,6 +159,38 @@ import Testing
         #expect(!again.identifiers.contains(local))
     }
 
+    /// The same in a folder never listed before (one made here, whose own create just
+    /// ended): the cache lists what it holds made here in it, not only what an earlier
+    /// listing showed. `git fsck` found a tree `git clone` had copied into such a folder
+    /// "missing".
+    @Test func aFileMadeHereStaysListedInAFolderNotListedBefore() {
+        let cache = ItemCache(maxAge: .seconds(3600))
+        let local = ItemIdentifier.local(in: Tree.plans.site)
+        var made = Tree.item("x", "9b5fea")
+        made.identifier = local
+        cache.upsert(made)
+        #expect(cache.listing(of: Tree.plans) == nil)
+        let fetch = cache.beginListing(of: Tree.plans)
+        let stored = cache.storeListing(ItemCache.Listing(names: [], identifiers: []), fetch: fetch)
+        #expect(stored.identifiers == [local])
+        // Replaced in one step: the server's item in its place, the local one in no listing
+        // fetched later.
+        let created = Tree.item("5", "9b5fea")
+        #expect(cache.replace(local, with: created)?.name == "9b5fea")
+        #expect(cache.listing(of: Tree.plans)?.identifiers == [created.identifier])
+        #expect(cache.item(local) == nil)
+        let later = cache.beginListing(of: Tree.plans)
+        #expect(cache.storeListing(ItemCache.Listing(names: [], identifiers: []), fetch: later).identifiers.isEmpty)
+        // A file made here and moved to another folder is listed there only.
+        var moved = made
+        moved.identifier = ItemIdentifier.local(in: Tree.plans.site)
+        cache.upsert(moved)
+        moved.parent = Tree.item("6", "elsewhere", kind: .folder).identifier
+        cache.upsert(moved)
+        let third = cache.beginListing(of: Tree.plans)
+        #expect(cache.storeListing(ItemCache.Listing(names: [], identifiers: []), fetch: third).identifiers.isEmpty)
+    }
+
     @Test func aListingFetchOverlappedByAForgetIsNotStored() {
         let a = Tree.item("1", "a.txt")
         let cache = cache(listing: [a])
