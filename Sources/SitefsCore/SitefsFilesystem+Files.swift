@@ -585,7 +585,7 @@ extension SitefsFilesystem {
     }
 
     /// What the mount knew as `former` lives on as the server item `item`: the open file and
-    /// its inode follow it. `succeed(_:by:)` says in which order, and why.
+    /// its inode follow it (`succeed(_:by:shown:)`, which says in which order, and why).
     private func replace(_ former: ItemIdentifier, by item: ProviderItem) {
         let shown = cache.item(former)
         succeed(former, by: item, shown: item)

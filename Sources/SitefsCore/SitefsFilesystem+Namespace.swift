@@ -274,10 +274,9 @@ extension SitefsFilesystem {
     /// 2. the inode: a reader holding `former` finds the successor through it
     ///    (`successor(of:)`);
     /// 3. the cache's listings, in one step: never both entries listed, nor neither;
-    /// 4. the open copy.
-    /// With the copy moved before the cache had the successor, a `stat` in between found
-    /// neither the copy nor the server's item, and gave a new file's size at its create:
-    /// `git` read a loose object it had just copied as empty.
+    /// 4. the open copy, last: moved while the cache lacked the successor, a `stat` in between
+    ///    would find neither the copy nor the server's item and answer with the size the
+    ///    item had when made (0 for a new file, which `git` takes for a corrupt object).
     func succeed(_ former: ItemIdentifier, by item: ProviderItem, shown: ProviderItem) {
         let pause = successionPause.withLock { $0 }
         pause?(.begun)

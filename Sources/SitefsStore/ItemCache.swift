@@ -180,7 +180,7 @@ public final class ItemCache: Sendable {
         var listing = fetched
         let forgotten = state.withLock { state -> Bool in
             guard let pending = state.reads.end(fetch) else { return true }
-            Self.keepItemsMadeHere(state.madeHere[folder], in: folder, items: state.items, adding: &listing)
+            Self.keepItemsMadeHere(state.madeHere[folder], items: state.items, adding: &listing)
             for identifier in pending.touched {
                 let current = state.items[identifier]?.item
                 let index = listing.identifiers.firstIndex(of: identifier)
@@ -202,17 +202,16 @@ public final class ItemCache: Sendable {
         return listing
     }
 
-    /// Adds to `listing` the items made here that the cache holds in `folder` (`madeHere`),
+    /// Adds to `listing` the items made here that the cache holds in a folder (`madeHere`,
+    /// which `State.keep` and `State.drop` keep to the items' parents),
     /// unless `listing` has them or their name (compared as bytes: NFC is not NFD). Whether
     /// the folder was listed before does not matter: a folder made here has no listing
     /// until the first one after its own create.
-    private static func keepItemsMadeHere(_ madeHere: Set<ItemIdentifier>?, in folder: ItemIdentifier,
-                                          items: SlottedTable<CachedItem>, adding listing: inout Listing) {
+    private static func keepItemsMadeHere(_ madeHere: Set<ItemIdentifier>?, items: SlottedTable<CachedItem>,
+                                          adding listing: inout Listing) {
         guard let madeHere, !madeHere.isEmpty else { return }
-        let missing = madeHere.compactMap { identifier -> (String, ItemIdentifier)? in
-            guard let item = items[identifier]?.item, item.parent == folder else { return nil }
-            return (item.name, identifier)
-        }.sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+        let missing = madeHere.compactMap { identifier in items[identifier].map { ($0.item.name, identifier) } }
+            .sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
         guard !missing.isEmpty else { return }
         // Asked only when there is one: a folder's listing can have 100,000 entries.
         let listed = Set(listing.identifiers)
