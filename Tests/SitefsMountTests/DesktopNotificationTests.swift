@@ -146,12 +146,16 @@ final class PrivateSessionBus {
     private let listener = Process()
     private let record: URL
 
-    init(in folder: URL) throws {
+    /// `environment` is added to the test process's for the bus and so for every service it
+    /// starts: a desktop session's home and XDG folders, so that what Files activates (the
+    /// document portal mounts `$XDG_RUNTIME_DIR/doc`) stays inside the test's folder.
+    init(in folder: URL, environment: [String: String] = [:]) throws {
         let directory = folder.appendingPathComponent("bus")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         record = directory.appendingPathComponent("notifications.jsonl")
         daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         daemon.arguments = ["--session", "--nofork", "--print-address=1", "--address=unix:dir=\(directory.path)"]
+        daemon.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let addressOut = Pipe()
         daemon.standardOutput = addressOut
         daemon.standardError = FileHandle.nullDevice

@@ -4,13 +4,17 @@ import SitefsTestSupport
 /// A desktop for a test, as a person's session has one: an X server (Xvfb, on a display it
 /// picks itself), a private session bus (with the notification listener on it), a home of
 /// its own (so the freedesktop thumbnail cache and the file manager's settings are the
-/// test's), and Files (Nautilus) started in it. `stop()` ends all of it.
+/// test's), a runtime folder of its own (where the document portal Files starts mounts its
+/// FUSE filesystem), and Files (Nautilus) started in it. `stop()` ends all of it and leaves
+/// nothing mounted.
 ///
 /// `GIO_USE_VOLUME_MONITOR=unix`: without udisks (no system bus here), Nautilus 43 stays on
 /// "Loading…" for any FUSE mount, sitefs's or rclone's alike.
 final class DesktopSession {
     let bus: PrivateSessionBus
     let home: URL
+    /// `XDG_RUNTIME_DIR`, private to the session's user as the spec asks (0700).
+    let runtime: URL
     let display: String
     private let xvfb = Process()
     private var applications: [Process] = []
@@ -20,6 +24,8 @@ final class DesktopSession {
         for sub in [".cache", ".config", ".local/share"] {
             try FileManager.default.createDirectory(at: home.appendingPathComponent(sub), withIntermediateDirectories: true)
         }
+        runtime = folder.appendingPathComponent("desktop-runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
         // -displayfd: Xvfb takes the first free display and writes its number there.
         xvfb.arguments = ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
@@ -33,7 +39,7 @@ final class DesktopSession {
         }
         display = ":" + number
         do {
-            bus = try PrivateSessionBus(in: folder)
+            bus = try PrivateSessionBus(in: folder, environment: Self.folders(home: home, runtime: runtime))
         } catch {
             xvfb.terminate()
             throw error
@@ -42,11 +48,17 @@ final class DesktopSession {
 
     /// What a program started in this session sees.
     var environment: [String: String] {
-        ["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": home.path,
+        Self.folders(home: home, runtime: runtime).merging(["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus.address,
+                                                            "GIO_USE_VOLUME_MONITOR": "unix", "GSETTINGS_BACKEND": "memory",
+                                                            "NO_AT_BRIDGE": "1"]) { $1 }
+    }
+
+    /// The session user's home and XDG folders, which the bus's services see too.
+    private static func folders(home: URL, runtime: URL) -> [String: String] {
+        ["HOME": home.path, "XDG_RUNTIME_DIR": runtime.path,
          "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path,
          "XDG_CONFIG_HOME": home.appendingPathComponent(".config").path,
-         "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path,
-         "GIO_USE_VOLUME_MONITOR": "unix", "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1"]
+         "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path]
     }
 
     /// The freedesktop thumbnail cache of this session's user.
@@ -101,8 +113,11 @@ final class DesktopSession {
     /// timeout; none of these programs keeps anything the test needs.
     func stop() {
         for process in applications + [xvfb] { PrivateSessionBus.end(process) }
-        // What the bus started for Files (gvfsd, tracker-miner-fs-3, ...) leaves with it.
+        // What the bus started for Files (gvfsd, tracker-miner-fs-3, the document portal,
+        // ...) leaves with it; a killed portal leaves its mount behind, detached here.
         bus.stop()
+        let portal = runtime.appendingPathComponent("doc").path
+        if MountTable.isMounted(portal) { MountTable.forceUnmount(portal) }
     }
 
     /// Where screenshots and other records a person may want to look at after a run go.
