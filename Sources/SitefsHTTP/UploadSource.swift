@@ -5,19 +5,27 @@ import Foundation
 /// Files are read with `pread` at an explicit position, so rewinding (which libcurl asks for
 /// when it must resend the body on a fresh connection) is just moving that position.
 ///
-/// What has been sent of a file leaves the page cache (POSIX_FADV_DONTNEED) as it goes: an
-/// upload reads its file once, and the local copy behind it goes once the server has
-/// confirmed it, so those pages would only crowd out other caches (and, with the server on
-/// the same machine, double what a large save holds in memory). The files sitefs uploads
-/// are staged snapshots, already fsynced, so their pages are clean and go at once. The
-/// advice drops only clean pages; a resend, or a program still reading the open copy,
-/// reads from disk. On the bench VM, where memory not used lately is slow to touch, the
-/// server's writes of a 64 MiB upload then reuse these pages: see docs/benchmarking.md.
+/// What has been sent of a file of at least `adviceThreshold` bytes leaves the page cache
+/// (POSIX_FADV_DONTNEED) as it goes: an upload reads its file once, and the local copy
+/// behind it goes once the server has confirmed it, so those pages would only crowd out
+/// other caches (and, with the server on the same machine, double what a large save holds
+/// in memory). Such files are staged snapshots, already fsynced, so their pages are clean
+/// and go at once. The advice drops only clean pages; a resend, or a program still reading
+/// the open copy, reads from disk. On the bench VM, where memory not used lately is slow to
+/// touch, the server's writes of a 64 MiB upload then reuse these pages: see
+/// docs/benchmarking.md.
+///
+/// A smaller file is left alone: its pages are few, and a small snapshot is not fsynced
+/// (its bytes are in its journal row), so advice on it would first write its dirty pages to
+/// disk, an allocation and a write for a file deleted once the server has it.
 final class UploadSource {
     private enum Storage {
         case bytes([UInt8])
         case file(descriptor: Int32, path: String)
     }
+
+    /// Files smaller than this keep their pages (see above).
+    static let adviceThreshold: Int64 = 1 << 20
 
     private let storage: Storage
     let size: Int64
@@ -65,7 +73,9 @@ final class UploadSource {
             while true {
                 let count = pread(descriptor, base, wanted, off_t(position))
                 if count > 0 {
-                    _ = posix_fadvise(descriptor, off_t(position), off_t(count), POSIX_FADV_DONTNEED)  // a hint
+                    if size >= Self.adviceThreshold {
+                        _ = posix_fadvise(descriptor, off_t(position), off_t(count), POSIX_FADV_DONTNEED)  // a hint
+                    }
                     position += Int64(count)
                     return count
                 }

@@ -48,6 +48,28 @@ import Synchronization
         #expect(try cachedPages(descriptor, length: length) == (try pagesCanBeDropped(besides: path) ? 0 : pages))
     }
 
+    /// A small file gets no advice: its pages stay, so an upload never writes a snapshot
+    /// out that is not on disk yet. Its pages are made clean here (fsync) so that advice,
+    /// were it given, would drop them (on a disk filesystem; tmpfs keeps them anyway).
+    @Test func aSmallUploadedFileKeepsItsPages() throws {
+        let length = 64 << 10
+        #expect(Int64(length) < UploadSource.adviceThreshold)
+        let path = temporaryPath("kept")
+        defer { removeTemporary(path) }
+        try writePatternFile(path, length: length)
+        let descriptor = open(path, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(fsync(descriptor) == 0)
+        let pages = length / Int(getpagesize())
+        try withTestServer { server in
+            let client = HTTPClient(baseURL: server.baseURL, timeouts: testTimeouts)
+            let response = try client.send(HTTPRequest(method: .put, path: "/checksum", body: .file(path: path)))
+            #expect(text(response.body) == "length=\(length) fnv=\(FNV1a64.hex(TestPattern.checksum(length: length)))")
+        }
+        #expect(try cachedPages(descriptor, length: length) == pages)
+    }
+
     /// Whether the temporary directory's filesystem drops clean pages on advice (tmpfs
     /// cannot: its pages are the file).
     private func pagesCanBeDropped(besides path: String) throws -> Bool {
