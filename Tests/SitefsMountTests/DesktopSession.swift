@@ -12,20 +12,15 @@ import SitefsTestSupport
 /// "Loading…" for any FUSE mount, sitefs's or rclone's alike.
 final class DesktopSession {
     let bus: PrivateSessionBus
-    let home: URL
-    /// `XDG_RUNTIME_DIR`, private to the session's user as the spec asks (0700).
-    let runtime: URL
+    /// The session user's home and XDG folders, which the bus's services see too.
+    let folders: PrivateHome
+    var home: URL { folders.home }
     let display: String
     private let xvfb = Process()
     private var applications: [Process] = []
 
     init(in folder: URL) throws {
-        home = folder.appendingPathComponent("desktop-home")
-        for sub in [".cache", ".config", ".local/share"] {
-            try FileManager.default.createDirectory(at: home.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
-        runtime = folder.appendingPathComponent("desktop-runtime")
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        folders = try PrivateHome(in: folder.appendingPathComponent("desktop"))
         xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
         // -displayfd: Xvfb takes the first free display and writes its number there.
         xvfb.arguments = ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"]
@@ -39,7 +34,7 @@ final class DesktopSession {
         }
         display = ":" + number
         do {
-            bus = try PrivateSessionBus(in: folder, environment: Self.folders(home: home, runtime: runtime))
+            bus = try PrivateSessionBus(in: folder, environment: folders.environment)
         } catch {
             xvfb.terminate()
             throw error
@@ -48,17 +43,8 @@ final class DesktopSession {
 
     /// What a program started in this session sees.
     var environment: [String: String] {
-        Self.folders(home: home, runtime: runtime).merging(["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus.address,
-                                                            "GIO_USE_VOLUME_MONITOR": "unix", "GSETTINGS_BACKEND": "memory",
-                                                            "NO_AT_BRIDGE": "1"]) { $1 }
-    }
-
-    /// The session user's home and XDG folders, which the bus's services see too.
-    private static func folders(home: URL, runtime: URL) -> [String: String] {
-        ["HOME": home.path, "XDG_RUNTIME_DIR": runtime.path,
-         "XDG_CACHE_HOME": home.appendingPathComponent(".cache").path,
-         "XDG_CONFIG_HOME": home.appendingPathComponent(".config").path,
-         "XDG_DATA_HOME": home.appendingPathComponent(".local/share").path]
+        folders.environment.merging(["DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus.address,
+                                     "GIO_USE_VOLUME_MONITOR": "unix", "GSETTINGS_BACKEND": "memory", "NO_AT_BRIDGE": "1"]) { $1 }
     }
 
     /// The freedesktop thumbnail cache of this session's user.
@@ -116,7 +102,7 @@ final class DesktopSession {
         // What the bus started for Files (gvfsd, tracker-miner-fs-3, the document portal,
         // ...) leaves with it; a killed portal leaves its mount behind, detached here.
         bus.stop()
-        let portal = runtime.appendingPathComponent("doc").path
+        let portal = folders.runtime.appendingPathComponent("doc").path
         if MountTable.isMounted(portal) { MountTable.forceUnmount(portal) }
     }
 

@@ -111,8 +111,9 @@ struct EditorTests {
         let script = fixture.root.appendingPathComponent("edit.py")
         try Self.unoScript.write(to: script, atomically: true, encoding: .utf8)
         let profile = fixture.root.appendingPathComponent("lo-profile")
+        let home = try PrivateHome(in: fixture.root.appendingPathComponent("lo-home"))
         let result = try run(python, [script.path, profile.path, fixture.path("Harbour Tower/Site diary.odt"),
-                                      fixture.path("Harbour Tower/Deliveries.xlsx")], timeout: 240)
+                                      fixture.path("Harbour Tower/Deliveries.xlsx")], timeout: 240, environment: home.environment)
         try #require(result.status == 0, "LibreOffice: \(result.out)\n\(result.err)")
         #expect(result.out.contains("reopened without a modified flag"), "\(result.out)")
         try sync(fixture)

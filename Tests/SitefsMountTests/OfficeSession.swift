@@ -4,7 +4,7 @@ import Testing
 
 /// A real LibreOffice (headless, over UNO) driven as a person drives it: open a document,
 /// edit and store it, close it (Support/office_session.py). Each session has its own
-/// profile, so two sessions are two people's LibreOffice. `quit()` always ends it.
+/// profile and home, so two sessions are two people's LibreOffice. `quit()` always ends it.
 final class OfficeSession: @unchecked Sendable {
     private let process = Process()
     private let input = Pipe()
@@ -16,9 +16,12 @@ final class OfficeSession: @unchecked Sendable {
             && ((try? run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", "import uno"]).status) == 0)
     }
 
-    /// Starts LibreOffice with a profile in `folder` and waits until it answers.
+    /// Starts LibreOffice with a profile in `folder` (its home beside it) and waits until it
+    /// answers.
     init(profile folder: URL) throws {
+        let home = try PrivateHome(in: folder.deletingLastPathComponent().appendingPathComponent(folder.lastPathComponent + "-home"))
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.environment = ProcessInfo.processInfo.environment.merging(home.environment) { $1 }
         process.arguments = [URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Support/office_session.py").path, folder.path]
         process.standardInput = input

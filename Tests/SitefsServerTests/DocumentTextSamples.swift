@@ -4,7 +4,7 @@ import Testing
 import ZIPFoundation
 
 /// Real documents for the text extraction tests, written by LibreOffice (headless, with a
-/// private profile) once per test run: a text document as .odt, .docx and .pdf, a
+/// private profile and home) once per test run: a text document as .odt, .docx and .pdf, a
 /// spreadsheet as .ods and .xlsx, a two-slide presentation as .odp and .pptx. Each holds the
 /// same marks: non-ASCII words, a paragraph (cell, slide) ending in "end" followed by one
 /// starting with "start", so a test sees both the words and that they did not run together.
@@ -30,6 +30,7 @@ final class DocumentTextSamples: Sendable {
         try Self.flatPresentation.write(to: sources.appendingPathComponent("slides.fodp"), atomically: true, encoding: .utf8)
         let profile = folder.appendingPathComponent("profile")
         defer { try? FileManager.default.removeItem(at: profile) }
+        let home = try PrivateHome(in: folder.appendingPathComponent("office"))
         let conversions: [(source: String, filter: String?, format: String)] = [
             ("text.html", "HTML (StarWriter)", "odt"), ("text.html", "HTML (StarWriter)", "docx"),
             ("text.html", "HTML (StarWriter)", "pdf"),
@@ -41,7 +42,7 @@ final class DocumentTextSamples: Sendable {
             if let filter = conversion.filter { arguments.append("--infilter=\(filter)") }
             arguments += ["--convert-to", conversion.format, "--outdir", folder.path,
                           sources.appendingPathComponent(conversion.source).path]
-            let result = try run(URL(fileURLWithPath: Self.soffice), arguments, timeout: 120)
+            let result = try run(URL(fileURLWithPath: Self.soffice), arguments, timeout: 120, environment: home.environment)
             let output = (conversion.source as NSString).deletingPathExtension + "." + conversion.format
             try #require(result.status == 0 && FileManager.default.fileExists(atPath: path(output)),
                          "soffice --convert-to \(conversion.format) \(conversion.source): \(result.out) \(result.err)")

@@ -85,8 +85,11 @@ public final class DaemonMount: @unchecked Sendable {
             cache = root.appendingPathComponent("cache")
             mountpoint = root.appendingPathComponent("mnt")
             try FileManager.default.createDirectory(at: mountpoint, withIntermediateDirectories: true)
+            // XDG_DATA_HOME too: the daemon keeps files it rescues there (sitefs/rescued), and
+            // they belong to the test, not to the home of whoever runs it.
             environment = ["XDG_CONFIG_HOME": root.appendingPathComponent("config").path,
-                           "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path]
+                           "XDG_CACHE_HOME": root.appendingPathComponent("xdg-cache").path,
+                           "XDG_DATA_HOME": root.appendingPathComponent("xdg-data").path]
         }
     }
 

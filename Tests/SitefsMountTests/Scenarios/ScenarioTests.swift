@@ -245,9 +245,10 @@ struct ScenarioTests {
         defer { mount.tearDown() }
         let script = mount.root.appendingPathComponent("edit.py")
         try EditorTests.unoScript.write(to: script, atomically: true, encoding: .utf8)
+        let home = try PrivateHome(in: mount.root.appendingPathComponent("lo-home"))
         let result = try run(python, [script.path, mount.root.appendingPathComponent("lo-profile").path,
                                       mount.path("Harbour Tower/Site diary.odt"), mount.path("Harbour Tower/Deliveries.xlsx")],
-                             timeout: 240)
+                             timeout: 240, environment: home.environment)
         try #require(result.status == 0, "LibreOffice: \(result.out)\n\(result.err)")
         try mount.sync()
         #expect(try mount.server.read("Harbour Tower/Site diary.odt") != Data(text))
