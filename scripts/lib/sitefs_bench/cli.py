@@ -33,6 +33,8 @@ USAGE = """Options of a run are environment variables:
                            apache), sitefs (sitefs-server) or apache (Apache mod_dav, WebDAV);
                            server-load and search run only when sitefs is among them
   SITEFS_BENCH_MOUNT_ARGS  extra `sitefs mount` options, word-split
+  SITEFS_BENCH_BIN         a folder with sitefs and sitefs-server to measure instead of building
+                           (an earlier build kept for an A/B run; its JSON says which)
   SITEFS_BENCH_KEEP        1: keep the temporary directory (logs) after the run
   SITEFS_BENCH_RESULTS     where each run's JSON is kept (default bench-results/ in the repository)
 """

@@ -114,6 +114,7 @@ def new_result(settings, repository):
         "kernel": platform.release(),
         "cpus": os.cpu_count(),
         "config": settings.config,
+        "binaries": str(settings.binaries) if settings.binaries else None,
         "runs": settings.runs,
         "quick": settings.quick,
         "cases": settings.cases,

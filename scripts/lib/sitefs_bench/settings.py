@@ -3,6 +3,7 @@
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 ALL_CASES = ["upload", "ls-small", "ls-empty", "stat", "head", "read", "write", "create-rm", "sed", "rename", "edit",
              "office-save", "pin-small", "pin-large", "replay", "remote-change", "lock-crossing", "files-window",
@@ -59,6 +60,9 @@ class Settings:
     search_requests: int = 50
     # No single measured operation may take longer than this (seconds).
     op_timeout: int = 600
+    # Binaries measured instead of building them (SITEFS_BENCH_BIN): an earlier build kept
+    # for an A/B run against this one.
+    binaries: Optional[Path] = None
 
     @staticmethod
     def from_environment(repository: Path, env=os.environ) -> "Settings":
@@ -92,6 +96,12 @@ class Settings:
         s.backend_named = env.get("SITEFS_BENCH_BACKEND", "all").split() not in ([], ["all"])
         s.mount_args = env.get("SITEFS_BENCH_MOUNT_ARGS", "").split()
         s.results_dir = Path(env.get("SITEFS_BENCH_RESULTS", str(repository / "bench-results")))
+        binaries = env.get("SITEFS_BENCH_BIN")
+        if binaries is not None:
+            s.binaries = Path(binaries).resolve()
+            missing = [name for name in ("sitefs", "sitefs-server") if not os.access(s.binaries / name, os.X_OK)]
+            if missing:
+                raise SettingsError(f"SITEFS_BENCH_BIN: no executable {' or '.join(missing)} in {s.binaries}")
         return s
 
 
