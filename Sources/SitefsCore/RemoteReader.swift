@@ -13,8 +13,8 @@ import SitefsProvider
 /// not start itself) starts one to the end of the file. A stream never holds more than
 /// `maximumChunks` chunks: when they are full it waits, inside the transfer, for the reader
 /// to pass one (TCP then holds the server back), so a `cat` of any size runs at the speed of
-/// one GET in a few megabytes. Reads are lent straight out of a chunk (`lend`); one that
-/// spans two chunks is copied into a buffer of its own.
+/// one GET in a few megabytes. Reads are lent straight out of the chunks (`lend`), a piece
+/// of each chunk a read spans; only a read larger than a chunk is gathered into a buffer.
 ///
 /// The kernel reads ahead on several threads at once and slightly out of order, so the
 /// chunk behind the reader is kept, and a read far from every stream (a seek) starts a new
@@ -139,14 +139,13 @@ final class RemoteReader: @unchecked Sendable {
     /// Reads by copying into `buffer` (see `lend` for the copy-free way).
     func read(offset: Int64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws(ProviderError) -> Int {
         let lease = try lend(offset: offset, count: count)
-        let copied = lease.bytes.count
-        buffer.copyMemory(from: lease.bytes)
+        let copied = lease.copy(into: buffer)
         lease.end()
         return copied
     }
 
     /// The bytes at `offset` (at most `count`, fewer only at the end of the file), once they
-    /// have arrived: lent out of the chunk that holds them, or copied when two do.
+    /// have arrived: lent out of the chunks that hold them, a piece from each.
     func lend(offset: Int64, count: Int) throws(ProviderError) -> ReadLease {
         guard offset >= 0, offset < size, count > 0 else { return ReadLease(bytes: UnsafeRawBufferPointer(start: nil, count: 0)) {} }
         let wanted = offset...(offset + min(Int64(count), size - offset) - 1)
@@ -254,31 +253,27 @@ final class RemoteReader: @unchecked Sendable {
         return (held, nil)
     }
 
+    /// `wanted`, all arrived in `held` (the chunks from its first byte on, in order, as
+    /// `arrived` gives them), lent as a piece of each: no chunk is reused until the lease ends.
     private func lease(_ wanted: ClosedRange<Int64>, from held: [Chunk]) -> ReadLease {
-        if held.count == 1, let chunk = held.first {
+        var pieces: [UnsafeRawBufferPointer] = []
+        var lent: [Chunk] = []
+        var position = wanted.lowerBound
+        for chunk in held where position <= wanted.upperBound {
+            let start = Int(position - chunk.range.lowerBound)
+            let end = min(chunk.arrivedEnd, wanted.upperBound + 1)
             chunk.lends += 1
-            let start = Int(wanted.lowerBound - chunk.range.lowerBound)
-            let bytes = UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + wanted.count)])
-            return ReadLease(bytes: bytes) { [self] in
-                condition.lock()
+            lent.append(chunk)
+            pieces.append(UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + Int(end - position))]))
+            position = end
+        }
+        return ReadLease(pieces: pieces) { [self] in
+            condition.lock()
+            for chunk in lent {
                 chunk.lends -= 1
                 if chunk.dropped && chunk.lends == 0 { recycle(chunk.storage) }
-                condition.unlock()
             }
-        }
-        // Across chunks: copied, so no chunk needs to stay for it.
-        return ReadLease(capacity: wanted.count) { buffer in
-            var written = 0
-            var position = wanted.lowerBound
-            for chunk in held {
-                let start = Int(position - chunk.range.lowerBound)
-                let count = min(Int(chunk.arrivedEnd - position), wanted.count - written)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + count)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + count)]))
-                written += count
-                position += Int64(count)
-            }
-            return written
+            condition.unlock()
         }
     }
 

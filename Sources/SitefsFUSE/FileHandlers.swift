@@ -8,8 +8,8 @@ import SystemPackage
 /// Data pointers: `write`'s data points into the worker's receive buffer and is valid only
 /// during the callback; it is handed to the core for exactly that long, because the reply
 /// is sent before the callback returns. `read` replies with bytes the core lends (out of a
-/// remote reader's window, or a buffer of the lease's own) and ends the lease once
-/// `fuse_reply_buf` has written them.
+/// remote reader's chunks, or a buffer of the lease's own) and ends the lease once the
+/// reply (`fuse_reply_buf`, or `fuse_reply_iov` for several pieces) has written them.
 enum FileHandlers {
     static func open(_ request: fuse_req_t, _ inode: fuse_ino_t, _ info: UnsafeMutablePointer<fuse_file_info>?) {
         let reply = Reply(request)
@@ -65,7 +65,7 @@ enum FileHandlers {
             reply.error(error)
             return
         }
-        reply.bytes(UnsafeRawBufferPointer(rebasing: lease.bytes.prefix(size)))
+        reply.pieces(lease.pieces, limit: size)
         lease.end()
     }
 

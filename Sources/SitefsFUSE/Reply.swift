@@ -116,6 +116,28 @@ struct Reply: ~Copyable {
         return fuse_reply_buf(request, base, bytes.count) == 0
     }
 
+    /// A read's bytes in consecutive pieces (`ReadLease.pieces`), at most `limit` of them: one
+    /// piece as it is, several as an iovec each, which libfuse writes to the kernel as one
+    /// reply, so a read spanning two of a remote reader's chunks is not copied together first.
+    @discardableResult
+    consuming func pieces(_ pieces: [UnsafeRawBufferPointer], limit: Int) -> Bool {
+        let request = self.request
+        discard self
+        if pieces.count <= 1 {
+            let piece = UnsafeRawBufferPointer(rebasing: (pieces.first ?? UnsafeRawBufferPointer(start: nil, count: 0)).prefix(max(limit, 0)))
+            return fuse_reply_buf(request, piece.baseAddress?.assumingMemoryBound(to: CChar.self), piece.count) == 0
+        }
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(pieces.count)
+        var room = max(limit, 0)
+        for piece in pieces where room > 0 {
+            let count = min(piece.count, room)
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: piece.baseAddress), iov_len: count))
+            room -= count
+        }
+        return vectors.withUnsafeBufferPointer { fuse_reply_iov(request, $0.baseAddress, Int32($0.count)) == 0 }
+    }
+
     @discardableResult
     consuming func bytes(_ bytes: [UInt8]) -> Bool {
         let request = self.request

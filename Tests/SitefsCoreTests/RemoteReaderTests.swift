@@ -58,6 +58,29 @@ import Testing
         reader.close()
     }
 
+    /// The kernel's read-ahead is not aligned with the chunks: a read across a boundary is
+    /// lent a piece of each chunk, in order, not copied into memory of its own.
+    @Test func aReadAcrossAChunkBoundaryIsLentAPieceOfEachChunk() throws {
+        let (reader, _, content) = reader(size: 4 << 20)
+        // As `cat` reads: 16, 32 and 64 KiB first, then 128 KiB from 112 KiB on.
+        var offset = 0
+        var spanning = 0
+        for count in [16 << 10, 32 << 10, 64 << 10] + Array(repeating: 128 << 10, count: 31) {
+            let lease = try reader.lend(offset: Int64(offset), count: count)
+            #expect(lease.count == count && lease.bytes.elementsEqual(content[offset..<(offset + count)]), "at \(offset)")
+            let boundaries = (1...8).map { 128 << 10 + $0 * RemoteReader.chunkSize }.filter { offset < $0 && $0 < offset + count }
+            #expect(lease.pieces.count == 1 + boundaries.count + (offset < 128 << 10 && offset + count > 128 << 10 ? 1 : 0),
+                    "at \(offset)")
+            if lease.pieces.count > 1 { spanning += 1 }
+            var copied = [UInt8](repeating: 0, count: count)
+            #expect(copied.withUnsafeMutableBytes { lease.copy(into: $0) } == count && copied.elementsEqual(content[offset..<(offset + count)]))
+            offset += count
+            lease.end()
+        }
+        reader.close()
+        #expect(spanning >= 7)
+    }
+
     @Test func aStreamTheReaderLeftIsAskedAgain() throws {
         // The stream fills its chunks and waits; the reader pauses longer than it waits.
         let (reader, backend, content) = reader(size: 8 << 20, roomWait: 0.2)
