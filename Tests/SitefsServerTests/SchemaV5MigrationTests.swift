@@ -33,7 +33,7 @@ import Testing
             let database = try PostgresCluster.shared().createDatabase()
             postgres = database
             try database.psql("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)")
-            for migration in PostgresSchema.migrations where migration.version != "v5" {
+            for migration in PostgresSchema.migrations.prefix(while: { $0.version != "v5" }) {
                 for statement in migration.statements { _ = try database.psql(statement) }
                 _ = try database.psql("INSERT INTO schema_migrations VALUES ('\(migration.version)', 0)")
             }

@@ -54,10 +54,7 @@ enum SearchJobs {
     /// `lease`. Jobs of items whose current version is no longer the queued one cannot occur
     /// (a new version replaces the row); a job without a file behind it is dropped here.
     static func claim(_ db: any SQLTransaction, engine: SQLEngine, at now: Int64) throws -> [Claimed] {
-        let rows = try db.rows(sql: """
-            SELECT search_jobs.item_id, search_jobs.etag, search_jobs.attempts FROM search_jobs
-            WHERE search_jobs.claimed_until <= ? ORDER BY search_jobs.queued_at, search_jobs.item_id LIMIT ?\(SearchSQL.skipLocked(engine))
-            """, arguments: [now, batch])
+        let rows = try db.rows(sql: claimSQL(engine), arguments: [now, batch])
         var claimed: [Claimed] = []
         for row in rows {
             let itemID = try row.int("item_id")
@@ -75,6 +72,17 @@ enum SearchJobs {
             claimed.append(Claimed(itemID: itemID, etag: etag, name: try item.text("name"), blob: blob, attempts: attempts))
         }
         return claimed
+    }
+
+    /// The jobs `claim` takes (arguments: now, how many), oldest first. It reads the queue in
+    /// that order through `search_jobs_in_order` (schema v6) and skips the few rows leased
+    /// out, so a claim costs the same with 10 or 100,000 files queued (an import, `index
+    /// rebuild`). Every write of the server waits for it while it runs.
+    static func claimSQL(_ engine: SQLEngine) -> String {
+        """
+        SELECT search_jobs.item_id, search_jobs.etag, search_jobs.attempts FROM search_jobs
+        WHERE search_jobs.claimed_until <= ? ORDER BY search_jobs.queued_at, search_jobs.item_id LIMIT ?\(SearchSQL.skipLocked(engine))
+        """
     }
 
     /// What the worker read from one claimed version.

@@ -106,6 +106,8 @@ enum PostgresSchema {
         ]),
         // Search, as on SQLite (see `SearchSchema`); then `dataSteps`.
         ("v5", SearchSchema.postgresStatements),
+        // The search queue in claiming order, as on SQLite.
+        ("v6", SearchSchema.claimOrderStatements),
     ]
 
     /// What a migration does after its statements, in the same transaction: work on the rows

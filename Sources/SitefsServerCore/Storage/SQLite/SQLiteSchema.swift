@@ -110,6 +110,10 @@ enum SQLiteSchema {
             try db.execute(sql: SearchSchema.sqliteStatements)
             try SearchSchema.fillV5(GRDBTransaction(db: db, changed: ChangedSites()))
         }
+        migrator.registerMigration("v6") { db in
+            // The search queue in claiming order (`SearchSchema.claimOrderStatements`).
+            for statement in SearchSchema.claimOrderStatements { try db.execute(sql: statement) }
+        }
         return migrator
     }
 }
