@@ -223,7 +223,7 @@ struct ScenarioTests {
         var result = try mount.shell("\(git) clone -q '\(source.path)' 'Harbour Tower/repo'", timeout: 120)
         try #require(result.status == 0, "git clone: \(result.err)")
         result = try mount.shell("cd 'Harbour Tower/repo' && echo v2 >> docs/plan.txt && \(git) commit -q -am second && \(git) status --porcelain && \(git) fsck --strict 2>&1 && \(git) log --oneline | wc -l", timeout: 120)
-        #expect(result.status == 0, "git: \(result.err)")
+        #expect(result.status == 0, "git: \(result.err)\nlog: \(mount.daemonLog.suffix(3000))")
         #expect(result.out.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "a clean status and two commits: \(result.out)")
         try mount.sync()
         #expect(try mount.server.text("Harbour Tower/repo/docs/plan.txt") == "v1\nv2\n")
