@@ -124,7 +124,8 @@ struct Reply: ~Copyable {
         let request = self.request
         discard self
         if pieces.count <= 1 {
-            let piece = UnsafeRawBufferPointer(rebasing: (pieces.first ?? UnsafeRawBufferPointer(start: nil, count: 0)).prefix(max(limit, 0)))
+            let whole = pieces.first ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            let piece = UnsafeRawBufferPointer(rebasing: whole.prefix(max(limit, 0)))
             return fuse_reply_buf(request, piece.baseAddress?.assumingMemoryBound(to: CChar.self), piece.count) == 0
         }
         var vectors: [iovec] = []

@@ -3,9 +3,8 @@ import Testing
 @testable import SitefsServerCore
 
 /// The search worker's claim reads the queue in claiming order (schema v6), whatever its
-/// length: SQLite's plan for the claim walks `search_jobs_in_order` and sorts nothing. With
-/// v5's index it read every queued job and sorted them (a temporary B-tree), 15 ms a claim
-/// with 100,000 files queued, while every write of the server waited.
+/// length: SQLite's plan for the claim walks `search_jobs_in_order` and sorts nothing (a
+/// temporary B-tree would mean reading every queued job for each claim).
 @Suite struct SearchQueueOrderTests {
     @Test func aClaimReadsTheQueueInItsOrderWithoutSortingIt() throws {
         let queue = try DatabaseQueue()

@@ -18,10 +18,10 @@ import Foundation
 ///   (`ON DELETE CASCADE`).
 enum SearchSchema {
     /// Schema v6, on both stores: the search queue indexed in the order jobs are claimed
-    /// (`SearchJobs.claimSQL`). v5's index led with `claimed_until`, which every queued job
-    /// shares (0) until claimed, so each claim read and sorted the whole queue: after an
-    /// import of 100,000 files, 15 ms per claim of 8, while every write of the server waited
-    /// (a file's create took 14 ms instead of 3 until the queue was done).
+    /// (`SearchJobs.claimSQL`). An index led by `claimed_until` does not serve the claim:
+    /// every queued job has 0 there until claimed, so a claim through it reads and sorts the
+    /// whole queue (15 ms a claim of 8 with 100,000 files queued, every write of the server
+    /// waiting behind it).
     static let claimOrderStatements = [
         "DROP INDEX search_jobs_claimable",
         "CREATE INDEX search_jobs_in_order ON search_jobs(queued_at, item_id)",
