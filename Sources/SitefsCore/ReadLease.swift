@@ -13,11 +13,12 @@ public struct ReadLease: ~Copyable {
     private let onEnd: () -> Void
 
     public init(bytes: UnsafeRawBufferPointer, onEnd: @escaping () -> Void) {
-        self.init(pieces: [bytes], onEnd: onEnd)
+        self.init(pieces: bytes.isEmpty ? [] : [bytes], onEnd: onEnd)
     }
 
+    /// Every read makes one: the pieces are copied into a new array only when one is empty.
     public init(pieces: [UnsafeRawBufferPointer], onEnd: @escaping () -> Void) {
-        self.pieces = pieces.filter { !$0.isEmpty }
+        self.pieces = pieces.contains(where: \.isEmpty) ? pieces.filter { !$0.isEmpty } : pieces
         self.onEnd = onEnd
     }
 
@@ -38,7 +39,8 @@ public struct ReadLease: ~Copyable {
     /// How many bytes the pieces hold.
     public var count: Int { pieces.reduce(0) { $0 + $1.count } }
 
-    /// The bytes as one collection (tests, and callers that copy them out).
+    /// The bytes as one collection, for reading them in order (tests); `copy(into:)` copies
+    /// them out.
     public var bytes: FlattenSequence<[UnsafeRawBufferPointer]> { pieces.joined() }
 
     /// Copies the bytes to the start of `buffer`, as many as fit; returns how many.

@@ -253,23 +253,23 @@ final class RemoteReader: @unchecked Sendable {
         return (held, nil)
     }
 
-    /// `wanted`, all arrived in `held` (the chunks from its first byte on, in order, as
-    /// `arrived` gives them), lent as a piece of each: no chunk is reused until the lease ends.
+    /// `wanted`, all arrived in `held` (as `arrived` gives them: the chunks from its first
+    /// byte on, in order, each starting within it), lent as a piece of each: no chunk is
+    /// reused until the lease ends.
     private func lease(_ wanted: ClosedRange<Int64>, from held: [Chunk]) -> ReadLease {
         var pieces: [UnsafeRawBufferPointer] = []
-        var lent: [Chunk] = []
+        pieces.reserveCapacity(held.count)
         var position = wanted.lowerBound
-        for chunk in held where position <= wanted.upperBound {
+        for chunk in held {
             let start = Int(position - chunk.range.lowerBound)
             let end = min(chunk.arrivedEnd, wanted.upperBound + 1)
             chunk.lends += 1
-            lent.append(chunk)
             pieces.append(UnsafeRawBufferPointer(rebasing: chunk.storage.bytes[start..<(start + Int(end - position))]))
             position = end
         }
         return ReadLease(pieces: pieces) { [self] in
             condition.lock()
-            for chunk in lent {
+            for chunk in held {
                 chunk.lends -= 1
                 if chunk.dropped && chunk.lends == 0 { recycle(chunk.storage) }
             }

@@ -106,8 +106,8 @@ struct Reply: ~Copyable {
         return fuse_reply_open(request, &info) == 0
     }
 
-    /// Data for read, readdir, getxattr and listxattr. libfuse writes it to the device before
-    /// returning, so `bytes` only has to live for this call.
+    /// Data for readdir, getxattr, listxattr and a read of one piece. libfuse writes it to the
+    /// device before returning, so `bytes` only has to live for this call.
     @discardableResult
     consuming func bytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let request = self.request
@@ -121,13 +121,12 @@ struct Reply: ~Copyable {
     /// reply, so a read spanning two of a remote reader's chunks is not copied together first.
     @discardableResult
     consuming func pieces(_ pieces: [UnsafeRawBufferPointer], limit: Int) -> Bool {
+        guard pieces.count > 1 else {
+            let whole = pieces.first ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            return bytes(UnsafeRawBufferPointer(rebasing: whole.prefix(max(limit, 0))))
+        }
         let request = self.request
         discard self
-        if pieces.count <= 1 {
-            let whole = pieces.first ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            let piece = UnsafeRawBufferPointer(rebasing: whole.prefix(max(limit, 0)))
-            return fuse_reply_buf(request, piece.baseAddress?.assumingMemoryBound(to: CChar.self), piece.count) == 0
-        }
         var vectors: [iovec] = []
         vectors.reserveCapacity(pieces.count)
         var room = max(limit, 0)
