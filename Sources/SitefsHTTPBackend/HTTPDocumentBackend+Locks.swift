@@ -6,7 +6,7 @@ import SitefsProvider
 
 /// Locks for editing on sitefs-server (`PUT`/`DELETE /v1/items/{id}/lock`). The tokens
 /// this backend holds live in `heldLocks`; every write of an item it holds a lock on
-/// carries the token (`lockTokenHeaders`).
+/// carries the token (`lockedWrite`).
 extension HTTPDocumentBackend {
     public var lockSupport: LockSupport { .supported }
 
@@ -74,16 +74,36 @@ extension HTTPDocumentBackend {
         }
     }
 
-    /// `Lock-Token` for a write on `item` (see `HeldLocks.tokens`); none when no lock is held.
-    func lockTokenHeaders(for item: ItemIdentifier, wholeSite: Bool = false) -> [(String, String)] {
-        let tokens = heldLocks.tokens(for: item, wholeSite: wholeSite)
-        return tokens.isEmpty ? [] : [("Lock-Token", tokens.joined(separator: ", "))]
-    }
-
-    /// After a write of `item` alone carrying its token was refused 423: the server's lock
-    /// is not ours (ours ended), so it is forgotten.
-    func forgetLockAfterRefusal(_ error: ProviderError, of item: ItemIdentifier, sent: HeldLocks.Held?) {
-        if case .locked = error, let sent { heldLocks.drop(item, lockID: sent.lockID) }
+    /// Sends a write of `item` with the `Lock-Token` headers `send` gets: the tokens this
+    /// backend holds for it (with `wholeSite`, for every file of its site it may reach, see
+    /// `HeldLocks.tokens`). A refusal by a lock (423) then goes one of two ways:
+    /// - a token is held now that the write did not carry: the lock was taken while the
+    ///   write was on its way, and reached the server first. A file opened for writing gets
+    ///   its lock in the background (`EditingLockKeeper`) while `futimens` or a quick save
+    ///   goes, so `touch` would fail on our own lock. The write is sent once more, with the
+    ///   token; a lock that is someone else's refuses it again.
+    /// - it carried the item's own token (and `forgetsRefusedLock`): the server's lock is not
+    ///   ours (ours ended), so it is forgotten.
+    func lockedWrite<T>(of item: ItemIdentifier, wholeSite: Bool = false, forgetsRefusedLock: Bool = true,
+                        _ send: (_ tokenHeaders: [(String, String)]) throws(ProviderError) -> T) throws(ProviderError) -> T {
+        var sentAgain = false
+        while true {
+            let held = heldLocks.held(item)
+            let tokens = heldLocks.tokens(for: item, wholeSite: wholeSite)
+            writePause.withLock { $0 }?(item)
+            do {
+                return try send(tokens.isEmpty ? [] : [("Lock-Token", tokens.joined(separator: ", "))])
+            } catch {
+                guard case .locked = error else { throw error }
+                let takenMeanwhile = !Set(heldLocks.tokens(for: item, wholeSite: wholeSite)).isSubset(of: tokens)
+                if takenMeanwhile, !sentAgain {
+                    sentAgain = true
+                    continue
+                }
+                if forgetsRefusedLock, let held { heldLocks.drop(item, lockID: held.lockID) }
+                throw error
+            }
+        }
     }
 
     /// Whole seconds the server grants (`LockRequestBody.timeoutRange`), rounded up.

@@ -19,20 +19,16 @@ extension HTTPDocumentBackend {
     }
 
     /// Sends the restore with `If-Match` on `baseVersion` (when given) and this backend's
-    /// lock token for the file (when it holds one), as a save does. A 423 while a token was
-    /// sent means the lock held here ended: it is forgotten, as after a save.
+    /// lock token for the file (when it holds one), as a save does (`lockedWrite` says what
+    /// a 423 then means).
     public func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem {
         guard VersionValidation.isUsable(version) else {
             throw .refused(status: 404, code: "no_such_version", message: "no version of this file is named \(version.prefix(80).debugDescription)")
         }
-        let held = heldLocks.held(file)
-        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []) + lockTokenHeaders(for: file)
+        let preconditions = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
         let path = Self.itemPath(file, "versions/" + PercentEncoding.encodeComponent(version) + "/restore")
-        do throws(ProviderError) {
-            return try checked(try json(Item.self, .post, path, headers: headers), expected: file)
-        } catch {
-            forgetLockAfterRefusal(error, of: file, sent: held)
-            throw error
+        return try lockedWrite(of: file) { (tokens) throws(ProviderError) in
+            try checked(try json(Item.self, .post, path, headers: preconditions + tokens), expected: file)
         }
     }
 }

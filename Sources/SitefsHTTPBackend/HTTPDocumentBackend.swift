@@ -2,6 +2,7 @@ import Foundation
 import SitefsAPI
 import SitefsHTTP
 import SitefsProvider
+import Synchronization
 
 /// The project's API v1 (see SitefsServerCore/openapi.yaml) as a `DocumentBackend`, over
 /// libcurl. Every call has the client's timeouts; every response is decoded strictly and
@@ -11,6 +12,9 @@ public final class HTTPDocumentBackend: DocumentBackend {
     let tokens: any TokenSource
     /// The locks for editing this backend took and holds (see `HTTPDocumentBackend+Locks`).
     let heldLocks = HeldLocks()
+    /// Tests only: runs in every write of an item that carries lock tokens, after its tokens
+    /// are chosen and before it is sent (`lockedWrite`), so a test can take a lock there.
+    let writePause = Mutex<(@Sendable (ItemIdentifier) -> Void)?>(nil)
 
     /// `caFile`: the certificate authorities to trust for HTTPS (nil: the system's).
     public init(baseURL: String, tokens: any TokenSource, timeouts: HTTPClient.Timeouts = .default, caFile: String? = nil) {
@@ -114,17 +118,13 @@ public final class HTTPDocumentBackend: DocumentBackend {
 
     public func modifyContent(of file: ItemIdentifier, baseVersion: String?, contentsOf path: String, modified: Timestamp?,
                               progress: TransferProgress?) throws(ProviderError) -> ProviderItem {
-        let held = heldLocks.held(file)
-        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []) + lockTokenHeaders(for: file)
+        let preconditions = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
         let target = Self.itemPath(file, "content") + Self.query(["modified_at": modified?.rfc3339])
-        do throws(ProviderError) {
-            return try checked(
-                try json(Item.self, .put, target, headers: headers, body: .file(path: path), large: true,
+        return try lockedWrite(of: file) { (tokens) throws(ProviderError) in
+            try checked(
+                try json(Item.self, .put, target, headers: preconditions + tokens, body: .file(path: path), large: true,
                          progress: progress),
                 expected: file)
-        } catch {
-            forgetLockAfterRefusal(error, of: file, sent: held)
-            throw error
         }
     }
 
@@ -134,15 +134,11 @@ public final class HTTPDocumentBackend: DocumentBackend {
                               replace: changes.replaceExisting ? true : nil,
                               mode: changes.mode.map { Int($0 & ProviderItem.permissionBits) })
         // A rename-over may replace a file this backend locked, whose id it does not know here.
-        let held = heldLocks.held(item)
-        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? [])
-            + lockTokenHeaders(for: item, wholeSite: changes.replaceExisting)
-        let result: Item
-        do throws(ProviderError) {
-            result = try json(Item.self, .patch, Self.itemPath(item), headers: headers, body: .bytes(try Self.encode(patch)), json: true)
-        } catch {
-            if !changes.replaceExisting { forgetLockAfterRefusal(error, of: item, sent: held) }
-            throw error
+        let preconditions = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        let body = try Self.encode(patch)
+        let result = try lockedWrite(of: item, wholeSite: changes.replaceExisting,
+                                     forgetsRefusedLock: !changes.replaceExisting) { (tokens) throws(ProviderError) in
+            try json(Item.self, .patch, Self.itemPath(item), headers: preconditions + tokens, body: .bytes(body), json: true)
         }
         let converted = try ResponseValidation.providerItem(result, held: heldLocks.lockIDs())
         // With `replace`, the destination's id survives; otherwise it must be the same item.
@@ -154,9 +150,11 @@ public final class HTTPDocumentBackend: DocumentBackend {
 
     public func delete(_ item: ItemIdentifier, baseVersion: String?) throws(ProviderError) {
         // A folder's deletion reaches the files in it, which this backend may have locked.
-        let headers = (baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []) + lockTokenHeaders(for: item, wholeSite: true)
-        let response = try send(HTTPRequest(method: .delete, path: Self.itemPath(item), headers: headers))
-        guard response.status == 204 || response.status == 200 else { throw Self.error(for: response) }
+        let preconditions = baseVersion.map { [("If-Match", "\"\($0)\"")] } ?? []
+        try lockedWrite(of: item, wholeSite: true, forgetsRefusedLock: false) { (tokens) throws(ProviderError) in
+            let response = try send(HTTPRequest(method: .delete, path: Self.itemPath(item), headers: preconditions + tokens))
+            guard response.status == 204 || response.status == 200 else { throw Self.error(for: response) }
+        }
     }
 
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {

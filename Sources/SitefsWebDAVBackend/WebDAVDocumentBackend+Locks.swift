@@ -274,6 +274,10 @@ extension WebDAVDocumentBackend {
     ///   (expired, or removed by someone) rather than the request's own condition: each lock
     ///   sent is looked up (`PROPFIND lockdiscovery`), those the server no longer has are
     ///   dropped, and the request goes once more without them;
+    /// - a 423 while this backend holds a lock on a target now that the request did not
+    ///   carry: the lock was taken while the request was on its way and reached the server
+    ///   first (a file opened for writing is locked in the background while a quick save
+    ///   goes); the request goes once more with its token;
     /// - a 423 to tagged lists carrying only the request's own token goes once more untagged:
     ///   nginx compares a tagged URL undecoded with the decoded path, so a name with a
     ///   percent-escape never matches; its answer counts only if it succeeded;
@@ -282,7 +286,16 @@ extension WebDAVDocumentBackend {
                           _ send: (_ lockHeaders: [(String, String)]) throws(ProviderError) -> HTTPResponse) throws(ProviderError) -> HTTPResponse {
         let heldNow = { [heldLocks] in targets.compactMap { target in heldLocks.held(target.node).map { (target, $0) } } }
         var held = heldNow()
+        writePause.withLock { $0 }?()
         var result = try send(ifHeader(held, requestTarget: targets.first, tagged: tagged))
+        if result.status == 423 {
+            let now = heldNow()
+            if now.contains(where: { taken in !held.contains { $0.1.token == taken.1.token } }) {
+                logger.debug("\(operation): refused by a lock taken here while it was on its way; sent again with its token")
+                held = now
+                result = try send(ifHeader(held, requestTarget: targets.first, tagged: tagged))
+            }
+        }
         if result.status == 412, !held.isEmpty {
             var dropped = false
             for (target, lock) in held {

@@ -37,6 +37,9 @@ public final class WebDAVDocumentBackend: DocumentBackend {
     let heldLocks = HeldLocks()
     let lockSightings = LockSightings()
     let lockSupportFound = Mutex<LockSupport?>(nil)
+    /// Tests only: runs in every write that carries the locks held here, after they are
+    /// chosen and before it is first sent (`sendHoldingLocks`), so a test can take a lock there.
+    let writePause = Mutex<(@Sendable () -> Void)?>(nil)
     /// What the server's OPTIONS said about search (nil until asked; see
     /// `WebDAVDocumentBackend+Search`). A leaf, like `said`.
     let searchSupportFound = Mutex<SearchSupport?>(nil)

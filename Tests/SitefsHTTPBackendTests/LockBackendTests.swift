@@ -1,8 +1,9 @@
 import Foundation
 import SitefsAPI
-import SitefsHTTPBackend
+@testable import SitefsHTTPBackend
 import SitefsProvider
 import SitefsTestSupport
+import Synchronization
 import Testing
 
 /// `HTTPDocumentBackend`'s locks against a real `sitefs-server`: two backends as two users
@@ -137,6 +138,51 @@ import Testing
         let temporary = try anna.createFile(named: "plan.odt~tmp", in: fixture.site, contentsOf: try fixture.contents("saved"))
         let survivor = try anna.update(temporary.identifier, ItemChanges(name: "plan.odt", replaceExisting: true), baseVersion: nil)
         #expect(survivor.identifier == fixture.file && survivor.lock?.heldHere == true)
+    }
+
+    /// A write whose tokens were chosen before this backend took the file's lock, and that
+    /// reaches the server after the lock did (a file opened for writing is locked in the
+    /// background while `touch` sets its time, or a quick save goes), is sent once more with
+    /// the token: the mount's own lock does not refuse it. Someone else's lock still does
+    /// (the lock tried meanwhile was refused too, so nothing goes again).
+    @Test func aWriteOvertakenByThisBackendsOwnLockGoesAgainWithTheToken() throws {
+        let fixture = try Fixture()
+        let anna = try fixture.backend("anna")
+        // The first time a write of the file has its tokens (none), the lock is taken.
+        let sends = Mutex(0)
+        anna.writePause.withLock {
+            $0 = { [file = fixture.file] item in
+                guard item == file, sends.withLock({ $0 += 1; return $0 }) == 1 else { return }
+                _ = try? anna.lock(file, Self.request)
+            }
+        }
+        let time = Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+        let touched = try anna.update(fixture.file, ItemChanges(modified: time), baseVersion: nil)
+        #expect(touched.modified == time && touched.lock?.heldHere == true)
+        #expect(sends.withLock { $0 } == 2)
+        #expect(try anna.item(fixture.file).modified == time)
+
+        sends.withLock { $0 = 0 }
+        try anna.unlock(fixture.file)
+        let saved = try anna.modifyContent(of: fixture.file, baseVersion: nil, contentsOf: try fixture.contents("v2"))
+        #expect(saved.size == 2 && saved.lock?.heldHere == true)
+        #expect(sends.withLock { $0 } == 2)
+
+        // Ben's lock: the write that took Anna's (refused by Ben's) is refused again.
+        anna.writePause.withLock { $0 = nil }
+        try anna.unlock(fixture.file)
+        let ben = try fixture.backend("ben")
+        _ = try ben.lock(fixture.file, Self.request)
+        sends.withLock { $0 = 0 }
+        anna.writePause.withLock {
+            $0 = { [file = fixture.file] item in
+                guard item == file, sends.withLock({ $0 += 1; return $0 }) == 1 else { return }
+                _ = try? anna.lock(file, Self.request)
+            }
+        }
+        let holder = Self.lockHolder { _ = try anna.update(fixture.file, ItemChanges(modified: time), baseVersion: nil) }
+        #expect(holder?.holder == "ben")
+        #expect(sends.withLock { $0 } == 1)  // Anna's lock was refused too: no token to send again
     }
 
     /// Timeouts go out in whole seconds within what the server grants.

@@ -5,7 +5,8 @@ import SitefsHTTP
 import SitefsProvider
 import SitefsTestSupport
 import SitefsWebDAV
-import SitefsWebDAVBackend
+@testable import SitefsWebDAVBackend
+import Synchronization
 import Testing
 
 /// Locks for editing against real servers that lock: Apache (DavLockDB), WsgiDAV and nginx
@@ -192,6 +193,27 @@ import Testing
             try world.laptop.delete(file.identifier, baseVersion: nil)
             #expect(!world.server.exists("Harbour Tower/Plans/level1.txt"))
             try world.laptop.unlock(file.identifier)  // nothing held any more
+        }
+    }
+
+    /// A save whose `If` header was chosen before this mount took the file's lock, and that
+    /// reaches the server after the lock did (a file opened for writing is locked in the
+    /// background while a quick save goes), is sent once more with the token: the mount's
+    /// own lock does not refuse it.
+    @Test(arguments: Server.allCases)
+    func aSaveOvertakenByTheMountsOwnLockGoesAgainWithTheToken(_ kind: Server) throws {
+        try withServer(kind) { world in
+            let file = try world.item("Harbour Tower/Plans/level1.txt", world.laptop)
+            let sends = Mutex(0)
+            world.laptop.writePause.withLock {
+                $0 = { [laptop = world.laptop] in
+                    guard sends.withLock({ $0 += 1; return $0 }) == 1 else { return }
+                    _ = try? laptop.lock(file.identifier, Self.laptopLock)
+                }
+            }
+            _ = try world.laptop.modifyContent(of: file.identifier, baseVersion: nil, contentsOf: try world.local("saved\n"))
+            #expect(try world.text("Harbour Tower/Plans/level1.txt") == "saved\n")
+            #expect(try world.tokens("Harbour Tower/Plans/level1.txt").count == 1)
         }
     }
 
