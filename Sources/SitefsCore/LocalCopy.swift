@@ -178,8 +178,7 @@ final class LocalCopy: @unchecked Sendable {
     }
 
     func closeAndDelete(in content: ContentDirectory) {
-        if descriptor >= 0 { close(descriptor) }
+        content.discardCopy(at: path, descriptor: descriptor)
         descriptor = -1
-        content.discardCopy(at: path)
     }
 }

@@ -224,8 +224,7 @@ extension SitefsFilesystem {
     private func download(_ item: ProviderItem, into path: String, truncate: Bool,
                           interruption: Cancellation) -> Result<(Int32, String), Errno> {
         // A new file, never one left at this path: that may still be a staged snapshot.
-        Glibc.unlink(path)
-        let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = content.newCopy(at: path)
         guard descriptor >= 0 else {
             logger.error("cannot create local copy \(path): \(ContentDirectory.lastError)")
             return .failure(.ioError)

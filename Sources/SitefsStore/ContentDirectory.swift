@@ -9,8 +9,9 @@ import SitefsConcurrency
 
 /// The cache directory's content areas:
 /// - `content/`: local copies of files being read or written (deleted once closed and
-///   confirmed on the server, large ones in the background, so with nothing open, nothing
-///   pending and `unlinker` drained it holds only the pinned files' copies);
+///   confirmed on the server, large ones in the background, small ones emptied and kept as
+///   spares for new copies, so with nothing open, nothing pending and `unlinker` drained it
+///   holds only the pinned files' copies and empty spares: see `SpareCopyFiles`);
 /// - `staging/`: frozen snapshots of saved content waiting for upload, fsynced before the
 ///   save returns, so an edit survives the daemon.
 public struct ContentDirectory: Sendable {
@@ -18,6 +19,8 @@ public struct ContentDirectory: Sendable {
     public let staging: URL
     /// Deletes what is done with off the caller's path (see BackgroundUnlinker).
     public let unlinker = BackgroundUnlinker()
+    /// Discarded copies kept for new ones (see `SpareCopyFiles`).
+    let spares: SpareCopyFiles
 
     /// `content` as a path: `copyPath` runs for every file created or opened.
     private let contentPath: String
@@ -25,6 +28,7 @@ public struct ContentDirectory: Sendable {
     public init(cacheDirectory: URL) throws {
         content = cacheDirectory.appendingPathComponent("content", isDirectory: true)
         contentPath = content.path
+        spares = SpareCopyFiles(folder: contentPath)
         staging = cacheDirectory.appendingPathComponent("staging", isDirectory: true)
         for directory in [content, staging] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
@@ -38,12 +42,26 @@ public struct ContentDirectory: Sendable {
         contentPath + "/" + Self.hex(identifier.site) + "-" + Self.hex(identifier.id)
     }
 
-    /// Deletes a local copy's file, which must be closed. Its name is free at once, so a new
-    /// copy of the same item can be made there while a large one's blocks are freed in the
-    /// background.
-    public func discardCopy(at path: String) {
-        unlinker.delete(path, nameIsReused: true)
+    /// A new, empty local copy at `path`, open read and write: a spare (see `SpareCopyFiles`)
+    /// where one is kept, else a file made there. Whatever was at `path` goes first: it may
+    /// still be a staged snapshot's other link. -1 with errno set when it cannot be made.
+    public func newCopy(at path: String) -> Int32 {
+        unlink(path)
+        if let descriptor = spares.take(as: path) { return descriptor }
+        return open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     }
+
+    /// Closes and deletes a local copy's file: kept as a spare for the next new copy where it
+    /// can be, deleted otherwise. Its name is free at once, so a new copy of the same item can
+    /// be made there while a large one's blocks are freed in the background.
+    public func discardCopy(at path: String, descriptor: Int32) {
+        let kept = spares.keep(path, descriptor: descriptor)
+        if descriptor >= 0 { close(descriptor) }
+        if !kept { unlinker.delete(path, nameIsReused: true) }
+    }
+
+    /// Spares kept now (tests).
+    public var spareCount: Int { spares.count }
 
     /// Copies `descriptor`'s whole content into a new staging file, fsynced with the staging
     /// directory unless `durably` is false (the fallback where `stage(linking:descriptor:)`
@@ -189,16 +207,19 @@ public struct ContentDirectory: Sendable {
     /// Removes staging files nothing refers to (a crash between snapshot and journal
     /// commit, i.e. a save whose close() never returned) and local copies of an earlier run
     /// (their saves, if any, are in staging) but the pinned ones in `kept`, with copies it
-    /// had set aside to delete. Call once at mount, before any open.
+    /// had set aside to delete; its spares are kept for new copies (`SpareCopyFiles.adopt`).
+    /// Call once at mount, before any open.
     public func removeLeftovers(keeping staged: Set<String>, copies kept: Set<String> = []) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? [] {
             let path = staging.appendingPathComponent(name).path
             if !staged.contains(path) { unlink(path) }
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: content.path)) ?? [] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: content.path)) ?? []
+        for name in names where !SpareCopyFiles.isSpare(named: name) {
             let path = content.appendingPathComponent(name).path
             if !kept.contains(path) { unlink(path) }
         }
+        spares.adopt(names)
     }
 
     public static var lastError: String { String(cString: strerror(errno)) }

@@ -147,8 +147,11 @@ struct CoreHarness {
         return ((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).map { staging.appendingPathComponent($0).path }
     }
 
+    /// Local copies in the content folder, but the emptied ones kept for new copies
+    /// (`spare-N`, see `SpareCopyFiles`).
     var contentFiles: [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("content").path)) ?? []
+        ((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory.appendingPathComponent("content").path)) ?? [])
+            .filter { !$0.hasPrefix("spare-") }
     }
 
     /// Reads a control attribute (`user.sitefs.control.*`) of `inode` as the mount's owner and

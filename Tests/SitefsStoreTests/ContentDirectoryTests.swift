@@ -1,6 +1,6 @@
 import Foundation
 import SitefsProvider
-import SitefsStore
+@testable import SitefsStore
 import Testing
 
 #if canImport(Glibc)
@@ -83,12 +83,11 @@ import Glibc
         let directory = try ContentDirectory(cacheDirectory: scratch.url)
         let copy = directory.copyPath(for: ItemIdentifier(site: "1", id: "7"))
         let descriptor = try write("linked", to: copy)
-        defer { close(descriptor) }
         let staged = try #require(try directory.stage(linking: copy, descriptor: descriptor), "the temporary directory has hard links")
         #expect(info(staged).st_ino == info(copy).st_ino && info(copy).st_nlink == 2)
         #expect(try text(staged) == "linked")
         // The copy's name is free again at once (a later open makes a new copy there).
-        directory.discardCopy(at: copy)
+        directory.discardCopy(at: copy, descriptor: descriptor)
         #expect(access(copy, F_OK) != 0)
         #expect(try text(staged) == "linked")
     }
@@ -128,8 +127,91 @@ import Glibc
         let pinned = directory.copyPath(for: ItemIdentifier(site: "1", id: "p"))
         let old = directory.copyPath(for: ItemIdentifier(site: "1", id: "o"))
         for path in [journaled, orphan, pinned, old] { close(try write(path, to: path)) }
-        directory.removeLeftovers(keeping: [journaled], copies: [pinned])
+        // The last mount's spares: one is kept for new copies, one that is not empty goes.
+        let spent = directory.copyPath(for: ItemIdentifier(site: "1", id: "s"))
+        directory.discardCopy(at: spent, descriptor: directory.newCopy(at: spent))
+        let spare = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.content.path).first { $0.hasPrefix("spare-") })
+        let forged = directory.content.appendingPathComponent("spare-77").path
+        close(try write("not empty", to: forged))
+        let remounted = try ContentDirectory(cacheDirectory: scratch.url)
+        remounted.removeLeftovers(keeping: [journaled], copies: [pinned])
         #expect(access(journaled, F_OK) == 0 && access(pinned, F_OK) == 0)
         #expect(access(orphan, F_OK) != 0 && access(old, F_OK) != 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.content.path).sorted()
+        #expect(left == [URL(fileURLWithPath: pinned).lastPathComponent, spare].sorted())
+        #expect(remounted.spareCount == 1)
+        // A new spare is named after the ones taken in, never over one.
+        let next = directory.copyPath(for: ItemIdentifier(site: "1", id: "n"))
+        remounted.discardCopy(at: next, descriptor: try write("", to: next))
+        #expect(remounted.spareCount == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.content.path).filter { $0.hasPrefix("spare-") }.count == 2)
+    }
+
+    /// A discarded copy's file becomes the next new copy, by a rename (no inode made or
+    /// freed, see `SpareCopyFiles`): empty, dated now and of mode 0600 under its new name,
+    /// the old name gone.
+    @Test func aDiscardedCopyBecomesTheNextNewCopyEmptyAndDatedNow() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let first = directory.copyPath(for: ItemIdentifier(site: "1", id: "a"))
+        let made = directory.newCopy(at: first)
+        try #require(made >= 0, "\(ContentDirectory.lastError)")
+        let bytes = Array("a draft".utf8)
+        #expect(bytes.withUnsafeBytes { pwrite(made, $0.baseAddress, $0.count, 0) } == bytes.count)
+        var longAgo = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        #expect(futimens(made, &longAgo) == 0)
+        let inode = info(first).st_ino
+        directory.discardCopy(at: first, descriptor: made)
+        #expect(access(first, F_OK) != 0)
+        #expect(directory.spareCount == 1)
+
+        let second = directory.copyPath(for: ItemIdentifier(site: "1", id: "b"))
+        let started = time(nil)
+        let reused = directory.newCopy(at: second)
+        try #require(reused >= 0)
+        defer { close(reused) }
+        let now = info(second)
+        #expect(now.st_ino == inode && now.st_size == 0 && now.st_nlink == 1 && now.st_mode & 0o7777 == 0o600)
+        #expect(now.st_mtim.tv_sec >= started)
+        #expect(directory.spareCount == 0)
+        // With none kept, the next copy is a file made there.
+        let third = directory.copyPath(for: ItemIdentifier(site: "1", id: "c"))
+        let fresh = directory.newCopy(at: third)
+        try #require(fresh >= 0)
+        close(fresh)
+        #expect(info(third).st_ino != inode)
+    }
+
+    /// Only a small copy with one link is kept: one that is also a staged snapshot (hard
+    /// linked) is deleted and the snapshot keeps its bytes; a large one is deleted; and no
+    /// more than the capacity are kept, the rest deleted.
+    @Test func onlySmallUnsharedCopiesAreKeptUpToTheCapacity() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let directory = try ContentDirectory(cacheDirectory: scratch.url)
+        let shared = directory.copyPath(for: ItemIdentifier(site: "1", id: "shared"))
+        let sharing = try write("saved", to: shared)
+        let snapshot = directory.staging.appendingPathComponent("snapshot").path
+        #expect(link(shared, snapshot) == 0)
+        directory.discardCopy(at: shared, descriptor: sharing)
+        #expect(access(shared, F_OK) != 0 && directory.spareCount == 0)
+        #expect(try text(snapshot) == "saved")
+
+        let large = directory.copyPath(for: ItemIdentifier(site: "1", id: "large"))
+        let big = try write("x", to: large)
+        #expect(ftruncate(big, off_t(SpareCopyFiles.largestKept + 1)) == 0)
+        directory.discardCopy(at: large, descriptor: big)
+        directory.unlinker.drain()
+        #expect(access(large, F_OK) != 0 && directory.spareCount == 0)
+
+        let many = SpareCopyFiles.capacity + 3
+        let paths = (0..<many).map { directory.copyPath(for: ItemIdentifier(site: "2", id: "\($0)")) }
+        let descriptors = paths.map(directory.newCopy(at:))
+        for (path, descriptor) in zip(paths, descriptors) { directory.discardCopy(at: path, descriptor: descriptor) }
+        directory.unlinker.drain()
+        #expect(directory.spareCount == SpareCopyFiles.capacity)
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.content.path)
+        #expect(left.count == SpareCopyFiles.capacity && left.allSatisfy { $0.hasPrefix("spare-") })
     }
 }

@@ -132,9 +132,11 @@ public final class DaemonMount: @unchecked Sendable {
 
     public func path(_ relative: String) -> String { mountpoint.appendingPathComponent(relative).path }
 
-    /// Files in the cache's content folder (local copies).
+    /// Files in the cache's content folder (local copies), but the emptied ones kept for new
+    /// copies (`spare-N`, see `SpareCopyFiles`).
     public var localCopies: [String] {
-        (try? FileManager.default.contentsOfDirectory(atPath: cache.appendingPathComponent("content").path)) ?? []
+        ((try? FileManager.default.contentsOfDirectory(atPath: cache.appendingPathComponent("content").path)) ?? [])
+            .filter { !$0.hasPrefix("spare-") }
     }
 
     @discardableResult
