@@ -78,10 +78,10 @@ final class SpareCopyFiles: Sendable {
     }
 
     /// Makes the file at `path`, open as `descriptor` (the caller closes it), a spare when it
-    /// can be: a regular file of mode 0600 and at most `largestKept` bytes with no other link (a staged
-    /// snapshot hard-linked to it keeps its bytes), while fewer than `capacity` are kept.
-    /// Returns false otherwise, and when truncating or renaming fails: the caller deletes
-    /// the file then.
+    /// can be: a regular file of mode 0600 and at most `largestKept` bytes with no other
+    /// link (a staged snapshot hard-linked to it keeps its bytes), while fewer than
+    /// `capacity` are kept. Returns false otherwise, and when truncating or renaming fails:
+    /// the caller deletes the file then.
     func keep(_ path: String, descriptor: Int32) -> Bool {
         var info = stat()
         guard descriptor >= 0, fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
