@@ -60,9 +60,6 @@ public struct ContentDirectory: Sendable {
         if !kept { unlinker.delete(path, nameIsReused: true) }
     }
 
-    /// Spares kept now (tests).
-    public var spareCount: Int { spares.count }
-
     /// Copies `descriptor`'s whole content into a new staging file, fsynced with the staging
     /// directory unless `durably` is false (the fallback where `stage(linking:descriptor:)`
     /// cannot link).

@@ -139,11 +139,11 @@ import Glibc
         #expect(access(orphan, F_OK) != 0 && access(old, F_OK) != 0)
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.content.path).sorted()
         #expect(left == [URL(fileURLWithPath: pinned).lastPathComponent, spare].sorted())
-        #expect(remounted.spareCount == 1)
+        #expect(remounted.spares.count == 1)
         // A new spare is named after the ones taken in, never over one.
         let next = directory.copyPath(for: ItemIdentifier(site: "1", id: "n"))
         remounted.discardCopy(at: next, descriptor: try write("", to: next))
-        #expect(remounted.spareCount == 2)
+        #expect(remounted.spares.count == 2)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.content.path).filter { $0.hasPrefix("spare-") }.count == 2)
     }
 
@@ -164,7 +164,7 @@ import Glibc
         let inode = info(first).st_ino
         directory.discardCopy(at: first, descriptor: made)
         #expect(access(first, F_OK) != 0)
-        #expect(directory.spareCount == 1)
+        #expect(directory.spares.count == 1)
 
         let second = directory.copyPath(for: ItemIdentifier(site: "1", id: "b"))
         let started = time(nil)
@@ -174,7 +174,7 @@ import Glibc
         let now = info(second)
         #expect(now.st_ino == inode && now.st_size == 0 && now.st_nlink == 1 && now.st_mode & 0o7777 == 0o600)
         #expect(now.st_mtim.tv_sec >= started)
-        #expect(directory.spareCount == 0)
+        #expect(directory.spares.count == 0)
         // With none kept, the next copy is a file made there.
         let third = directory.copyPath(for: ItemIdentifier(site: "1", id: "c"))
         let fresh = directory.newCopy(at: third)
@@ -195,7 +195,7 @@ import Glibc
         let snapshot = directory.staging.appendingPathComponent("snapshot").path
         #expect(link(shared, snapshot) == 0)
         directory.discardCopy(at: shared, descriptor: sharing)
-        #expect(access(shared, F_OK) != 0 && directory.spareCount == 0)
+        #expect(access(shared, F_OK) != 0 && directory.spares.count == 0)
         #expect(try text(snapshot) == "saved")
 
         let large = directory.copyPath(for: ItemIdentifier(site: "1", id: "large"))
@@ -203,14 +203,14 @@ import Glibc
         #expect(ftruncate(big, off_t(SpareCopyFiles.largestKept + 1)) == 0)
         directory.discardCopy(at: large, descriptor: big)
         directory.unlinker.drain()
-        #expect(access(large, F_OK) != 0 && directory.spareCount == 0)
+        #expect(access(large, F_OK) != 0 && directory.spares.count == 0)
 
         let many = SpareCopyFiles.capacity + 3
         let paths = (0..<many).map { directory.copyPath(for: ItemIdentifier(site: "2", id: "\($0)")) }
         let descriptors = paths.map(directory.newCopy(at:))
         for (path, descriptor) in zip(paths, descriptors) { directory.discardCopy(at: path, descriptor: descriptor) }
         directory.unlinker.drain()
-        #expect(directory.spareCount == SpareCopyFiles.capacity)
+        #expect(directory.spares.count == SpareCopyFiles.capacity)
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.content.path)
         #expect(left.count == SpareCopyFiles.capacity && left.allSatisfy { $0.hasPrefix("spare-") })
     }
