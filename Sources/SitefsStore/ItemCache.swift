@@ -368,8 +368,10 @@ public final class ItemCache: Sendable {
     }
 
     private func remove(_ identifier: ItemIdentifier, in state: inout State) -> FormerEntry? {
-        persistence?.remove(identifier)
         let previous = state.drop(identifier)
+        // An item made here is never stored on disk (`upsert`), and only a folder has a
+        // listing: a file made here that became the server's item leaves nothing to delete.
+        if !identifier.isLocal || previous?.kind != .file { persistence?.remove(identifier) }
         state.listings[identifier] = nil
         // Without its metadata its folder is unknown: any listing being fetched may hold it.
         state.reads.noteEntryChange(of: identifier, in: previous?.parent.map { [$0] })
@@ -392,7 +394,8 @@ public final class ItemCache: Sendable {
         guard let index = state.listings[parent]?.identifiers.firstIndex(of: identifier) else { return }
         state.listings[parent]!.identifiers.remove(at: index)  // in place, as in `upsert`
         state.listings[parent]!.names.remove(at: index)
-        persistence?.removeEntry(identifier, from: parent)
+        // A listing on disk holds no entry made here (`upsert`, `storeListing`).
+        if !identifier.isLocal { persistence?.removeEntry(identifier, from: parent) }
     }
 
     /// Number of items known (memory accounting).
