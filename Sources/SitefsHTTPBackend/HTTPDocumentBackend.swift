@@ -157,6 +157,9 @@ public final class HTTPDocumentBackend: DocumentBackend {
         }
     }
 
+    /// The server names its items: nothing this backend keeps on the disk names them.
+    public func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError) {}
+
     public func changes(since token: PageToken?) throws(ProviderError) -> ChangeBatch {
         try changes(since: token, waitingUpTo: .zero, cancellation: .never)
     }

@@ -91,6 +91,14 @@ public protocol DocumentBackend: Sendable {
     /// version: nothing is destroyed), conditional on `baseVersion` when given. The item as
     /// it is afterwards.
     func restore(_ file: ItemIdentifier, version: String, baseVersion: String?) throws(ProviderError) -> ProviderItem
+
+    /// Makes what this backend keeps on the local disk about `items` durable, where some of
+    /// it is not yet (WebDAV: the number of a file just created). Called before a record
+    /// that names them is made durable in a file of its own (the upload journal, the pins),
+    /// so that no power cut leaves such a record naming an item the backend has forgotten.
+    /// No request; cheap when there is nothing to do. `localIO` when the disk refuses.
+    /// Required, so that a backend wrapping another cannot leave it out.
+    func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError)
 }
 
 extension DocumentBackend {

@@ -203,6 +203,8 @@ public struct LockFileBackend: DocumentBackend {
         return try base.restore(file, version: version, baseVersion: baseVersion)
     }
 
+    public func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError) { try base.makeDurable(items) }
+
     // MARK: Locks
 
     public var lockSupport: LockSupport { base.lockSupport }

@@ -110,6 +110,9 @@ public struct MonitoredBackend: DocumentBackend {
         try send { () throws(ProviderError) in try base.restore(file, version: version, baseVersion: baseVersion) }
     }
 
+    /// Not a request: nothing to learn about the connection from it.
+    public func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError) { try base.makeDurable(items) }
+
     public var lockSupport: LockSupport { base.lockSupport }
 
     public func lock(_ file: ItemIdentifier, _ request: LockRequest) throws(ProviderError) -> ProviderLock {

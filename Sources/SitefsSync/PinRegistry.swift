@@ -13,7 +13,9 @@ import Synchronization
 /// (the file's mtime in nanoseconds): at the next mount the copy is trusted only if the file
 /// still matches, so a crash between replacing the bytes and recording their version cannot
 /// present one version's bytes as another's. A copy about to be written is forgotten here
-/// first (`forgetKept`), and recorded again once the server confirmed its save.
+/// first (`forgetKept`), and recorded again once the server confirmed its save. A record of
+/// an item asks the backend first to make what it keeps of the item durable (see
+/// `DocumentBackend.makeDurable`), so none outlives the item's number in a power cut.
 public final class PinRegistry: Sendable {
     public struct Kept: Sendable, Equatable {
         public var version: String
@@ -33,11 +35,14 @@ public final class PinRegistry: Sendable {
     }
 
     private let queue: DatabaseQueue
+    /// `DocumentBackend.makeDurable` of the mount's backend.
+    private let backendDurable: @Sendable ([ItemIdentifier]) throws -> Void
     /// Lock order: a leaf. Changes are written to the database first, outside it, then here.
     private let state = Mutex(State())
 
     /// `path` nil: in memory only (tests of the engine that pin nothing).
-    public init(path: String?) throws {
+    public init(path: String?, backendDurable: @escaping @Sendable ([ItemIdentifier]) throws -> Void) throws {
+        self.backendDurable = backendDurable
         queue = try DurableDatabase.open(path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -79,6 +84,7 @@ public final class PinRegistry: Sendable {
 
     /// Durable when this returns.
     public func pin(_ identifier: ItemIdentifier) throws {
+        try backendDurable([identifier])
         try queue.write { db in
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO pins VALUES (?, ?)").execute(arguments: [identifier.site, identifier.id])
         }
@@ -94,6 +100,7 @@ public final class PinRegistry: Sendable {
 
     /// Records that the item's local copy is `kept` (its file fsynced by the caller first).
     public func keep(_ identifier: ItemIdentifier, _ kept: Kept) throws {
+        try backendDurable([identifier])
         try queue.write { db in
             try db.cachedStatement(sql: "INSERT OR REPLACE INTO kept VALUES (?, ?, ?, ?, ?)").execute(
                            arguments: [identifier.site, identifier.id, kept.version, kept.size, kept.changedAt])

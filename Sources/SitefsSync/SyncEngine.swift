@@ -137,7 +137,7 @@ public final class SyncEngine: @unchecked Sendable {
         self.logger = logger
         self.backend = backend
         monitor = (backend as? MonitoredBackend)?.monitor
-        pinRegistry = try PinRegistry(path: pinsPath)
+        pinRegistry = try PinRegistry(path: pinsPath, backendDurable: { items in try backend.makeDurable(items) })
         self.renamesWait = renamesWait
         self.uploadWait = uploadWait
         self.userName = userName

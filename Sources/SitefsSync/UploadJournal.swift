@@ -21,8 +21,15 @@ import Synchronization
 ///
 /// Every write throws when it cannot commit (disk full, I/O error, a read-only file): the
 /// uploader decides the consequence (see `Uploader.write(_:)` and `JournalWrite`).
+///
+/// A write that names items asks the backend first to make what it keeps of them durable
+/// (`backendDurable`, `DocumentBackend.makeDurable`): a WebDAV mount's number for a file it
+/// just created is not fsynced at once, and a row that names it must not outlive it.
 final class UploadJournal: Sendable {
     private let queue: DatabaseQueue
+    /// `DocumentBackend.makeDurable` of the mount's backend; a throw fails the write as a
+    /// failed commit would.
+    private let backendDurable: @Sendable ([ItemIdentifier]) throws -> Void
     /// Commits made without waiting for the disk since the last flushed one: what `flush()`
     /// has to make durable (none: it has nothing to do). Changed only inside the queue's
     /// writes (`write(flushed:_:)`, `flush()`), which are serial; read by tests.
@@ -31,7 +38,8 @@ final class UploadJournal: Sendable {
     /// Throws `JournalUnwritable` when the journal cannot be opened and written (a
     /// read-only file or filesystem, a full disk): a mount whose every save would fail must
     /// not start.
-    init(path: String) throws {
+    init(path: String, backendDurable: @escaping @Sendable ([ItemIdentifier]) throws -> Void) throws {
+        self.backendDurable = backendDurable
         do {
             queue = try Self.openWritable(path)
         } catch {
@@ -142,6 +150,7 @@ final class UploadJournal: Sendable {
     /// snapshot (a new file's save become a save of the file it replaced) keeps the row's
     /// content when it carries none: the queue's jobs never do.
     func record(_ job: Uploader.Job) throws {
+        try makeDurable(naming: [job.identifier, job.parent], in: job.folders)
         try write(flushed: true) { db in try Self.insert(job, into: db) }
     }
 
@@ -174,6 +183,7 @@ final class UploadJournal: Sendable {
     /// snapshot is written again, and sending it again finds the server holding exactly
     /// those bytes, which a resumed save takes as its own upload (`UploadAttempt`).
     func confirmed(_ job: Uploader.Job, producing version: String, rekeyed follower: Uploader.Job? = nil) throws {
+        try makeDurable(naming: [job.identifier, follower?.identifier])
         try write(flushed: !job.contentInJournal || follower != nil) { db in
             try db.inTransaction { try Self.confirm(job, version, follower, in: db) }
         }
@@ -197,6 +207,13 @@ final class UploadJournal: Sendable {
             }
             unflushed.withLock { $0 = 0 }
         }
+    }
+
+    /// Before a write that names `items` (and the folders of `chain`): what the backend keeps
+    /// of them is durable first (see the type's comment). A row that goes names nothing new.
+    private func makeDurable(naming items: [ItemIdentifier?], in chain: FolderChain? = nil) throws {
+        let named = items.compactMap(\.self) + (chain?.links.map(\.identifier) ?? [])
+        try backendDurable(named)
     }
 
     /// Commits not on the disk yet (see `flush()`).
@@ -242,6 +259,7 @@ final class UploadJournal: Sendable {
     /// renamed before its upload is created under the new name; a failed save stays for
     /// `sitefs retry` (`failure` nil: queued again). The row keeps its place in the order.
     func update(_ job: Uploader.Job, failure: String?) throws {
+        try makeDurable(naming: [job.identifier, job.parent], in: job.folders)
         try write(flushed: true) { db in
             try db.cachedStatement(sql: "UPDATE jobs SET name = ?, parent = ?, folders = ?, failure = ?, mode = ? WHERE staged_path = ?").execute(
                            arguments: [job.name, job.parent?.id, job.folders?.encoded, failure, job.mode.map { Int64($0) },
@@ -281,6 +299,7 @@ final class UploadJournal: Sendable {
     // MARK: Deferred renames
 
     func recordRename(_ rename: Uploader.RenameJob) throws {
+        try makeDurable(naming: [rename.identifier, rename.parent, rename.serverParent])
         try write(flushed: true) { db in
             try db.cachedStatement(sql: """
                 INSERT OR REPLACE INTO renames (site, id, name, parent, server_name, server_parent, after_operation)
@@ -319,7 +338,8 @@ final class UploadJournal: Sendable {
     /// may lose it, and the file is shown again as the server still has it. (Flushed, an
     /// `rm -r` of 1,000 files would wait for 1,000 flushes, each under the uploader's lock.)
     func record(_ operation: NamespaceOperation) throws -> Int64 {
-        try write(flushed: !operation.kind.removes) { db in
+        try makeDurable(naming: [operation.identifier, operation.parent], in: operation.folders)
+        return try write(flushed: !operation.kind.removes) { db in
             try db.cachedStatement(sql: """
                 INSERT INTO operations (kind, site, id, name, parent, base_version, folders, mode, target)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -334,6 +354,7 @@ final class UploadJournal: Sendable {
     /// An operation not sent yet changed (a folder made here renamed before it went, or its
     /// parent now known on the server).
     func update(_ operation: NamespaceOperation) throws {
+        try makeDurable(naming: [operation.identifier, operation.parent], in: operation.folders)
         try write(flushed: true) { db in
             try db.cachedStatement(sql: "UPDATE operations SET id = ?, name = ?, parent = ?, folders = ?, mode = ? WHERE seq = ?").execute(
                            arguments: [operation.identifier.id, operation.name, operation.parent?.id, operation.folders?.encoded,
@@ -346,6 +367,7 @@ final class UploadJournal: Sendable {
     /// find it after a restart. A delete's or rmdir's row goes without waiting for the disk:
     /// one a power cut brings back is sent again and finds the item gone.
     func finished(_ operation: NamespaceOperation, madeFolder: ItemIdentifier? = nil) throws {
+        try makeDurable(naming: [madeFolder])
         try write(flushed: !operation.kind.removes || madeFolder != nil) { db in
             try db.inTransaction {
                 try db.cachedStatement(sql: "DELETE FROM operations WHERE seq = ?").execute(arguments: [operation.sequence])

@@ -105,7 +105,7 @@ final class Uploader: @unchecked Sendable {
         self.userName = userName
         self.delays = delays
         self.onOutcome = onOutcome
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { items in try backend.makeDurable(items) })
         self.journal = journal
         identities = LocalIdentities(madeFolders: try journal.madeFolders(), kept: retiredCreationsKept)
         operations = OperationQueue(resuming: try journal.pendingOperations(), lastSequence: try journal.lastOperationSequence())

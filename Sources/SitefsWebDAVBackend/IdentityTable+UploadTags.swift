@@ -18,7 +18,7 @@ extension IdentityTable {
     public func shownVersion(of node: Node, tag: String, size: Int64?, seconds: Int64?) throws -> String {
         // Read first: almost every node has no upload waiting, and a write would cost a commit.
         guard try queue.inDatabase({ db in try Self.upload(of: node, db) }) != nil else { return tag }
-        return try queue.write { db in
+        return try write { db in
             let sighting = Sighting(name: "", isCollection: false, version: tag, size: size, seconds: seconds)
             return try Self.judge(Self.upload(of: node, db), of: node, sighting, db) ?? tag
         }

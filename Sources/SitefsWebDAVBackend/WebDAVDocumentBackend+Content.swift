@@ -153,7 +153,7 @@ extension WebDAVDocumentBackend {
         let upload = UploadTag(version: UploadTag.newVersion(), size: size, seconds: seconds)
         var seen = IdentityTable.Sighting(name: name, isCollection: false, keepModified: modified?.microseconds)
         seen.upload = upload
-        let resolved = try table { try identities.nodes(for: [seen], in: location.parent) }[0]
+        let resolved = try table { try identities.nodesOfCreatedFiles([seen], in: location.parent) }[0]
         let parent = location.parent == IdentityTable.root ? nil : WebDAVItems.identifier(location.parent, site: location.site)
         let placement = WebDAVItems.Placement(node: resolved.node, site: location.site, parent: parent,
                                               keptModified: resolved.keptModified)

@@ -291,6 +291,11 @@ public final class WebDAVDocumentBackend: DocumentBackend {
         return (node, location)
     }
 
+    /// The nodes of `items` this backend made are on the disk (see `IdentityTable+Durability`).
+    public func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError) {
+        try table { try identities.makeDurable(items.lazy.compactMap { IdentityTable.Node($0.id) }) }
+    }
+
     /// Runs an identity-table call; a database failure is a local I/O error.
     func table<T>(_ body: () throws -> T) throws(ProviderError) -> T {
         do { return try body() } catch { throw .localIO("identity table: \(error)") }

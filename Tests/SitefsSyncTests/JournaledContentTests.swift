@@ -117,7 +117,7 @@ final class JournaledContentTests {
     }
 
     @Test func aSaveRecordedAgainForTheSameSnapshotKeepsItsBytes() throws {
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
         let site = ItemIdentifier.site("Harbour")
         var job = try save("claimed", of: .local(in: "Harbour"), in: site, basedOn: nil, name: "tmp.txt")
         try journal.record(job)
@@ -156,7 +156,7 @@ final class JournaledContentTests {
     }
 
     @Test func theConnectionCommitsDurablyAgainAfterAConfirmation() throws {
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
         var job = try save("small", of: ItemIdentifier(site: "Harbour", id: "plan"), in: .site("Harbour"), basedOn: "v1",
                            name: "plan.txt")
         try journal.record(job)
@@ -185,7 +185,7 @@ final class JournaledContentTests {
         try copyJournal(restore: true)
         try? FileManager.default.removeItem(atPath: edited.stagedPath)
         try? FileManager.default.removeItem(atPath: created.stagedPath)
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
         #expect(try journal.unfinished().count == 2)
 
         let second = try startedUploader()

@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func removalsWaitForTheFolderFsyncAndEveryOtherCommitFlushes() throws {
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
         var delete = operation(.deleteFile, "plan.txt")
         delete.sequence = try journal.record(delete)
         var rmdir = operation(.removeFolder, "old")
@@ -52,10 +52,10 @@ import Testing
     /// What was committed without a flush is in the journal for the next run at once: a
     /// daemon killed right after `rm` still sends the delete.
     @Test func anUnflushedRemovalIsReadByTheNextRun() throws {
-        let journal = try UploadJournal(path: journalPath)
+        let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
         _ = try journal.record(operation(.deleteFile, "plan.txt"))
         _ = try journal.record(operation(.removeFolder, "old"))
-        let nextRun = try UploadJournal(path: journalPath)
+        let nextRun = try UploadJournal(path: journalPath, backendDurable: { _ in })
         #expect(try nextRun.pendingOperations().map(\.name) == ["plan.txt", "old"])
         withExtendedLifetime(journal) {}
     }

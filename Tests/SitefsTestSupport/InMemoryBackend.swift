@@ -42,6 +42,8 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
         public var locksUnsupported = false
         /// Calls of these names (`createFile`, `modifyContent`, ...) fail with this until cleared.
         public var failuresByCall: [String: ProviderError] = [:]
+        /// What each `makeDurable` was asked about, in order.
+        public var madeDurable: [[ItemIdentifier]] = []
         public var fetchDelay: Double = 0
         /// Ranged fetches deliver their first half, then wait until this is cleared.
         public var holdFetchesHalfway = false
@@ -592,6 +594,16 @@ public final class InMemoryBackend: DocumentBackend, Sendable {
             state.nodes[file]!.item.lock = nil
             state.feed.append(.updated(state.nodes[file]!.item))
         }
+    }
+
+    /// Records what it was asked about; local work, so it fails only where
+    /// `fail("makeDurable", with:)` says (not with the server's `failure`).
+    public func makeDurable(_ items: [ItemIdentifier]) throws(ProviderError) {
+        let failure = state.withLock { state in
+            state.madeDurable.append(items)
+            return state.failuresByCall["makeDurable"]
+        }
+        if let failure { throw failure }
     }
 
     private static func refuseIfLockedElsewhere(_ node: Node) throws(ProviderError) {

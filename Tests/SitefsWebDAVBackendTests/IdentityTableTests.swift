@@ -1,5 +1,5 @@
 import Foundation
-import SitefsWebDAVBackend
+@testable import SitefsWebDAVBackend
 import Testing
 
 /// Stable identities for path-named items: what survives renames, remounts and the server's
@@ -99,6 +99,21 @@ import Testing
         #expect(fresh > inside)
     }
 
+    /// A chain of parents that never reaches the root (a folder moved into its own subtree,
+    /// which no server does) is no location, and the walk up it ends.
+    @Test func aChainOfParentsThatLoopsIsNoLocation() throws {
+        let table = try IdentityTable(path: nil)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let outer = try table.node(for: sighting("A", collection: true), in: site)
+        let inner = try table.node(for: sighting("B", collection: true), in: outer)
+        let file = try table.node(for: sighting("f.txt"), in: inner)
+        #expect(try table.location(of: file)?.components == ["S", "A", "B", "f.txt"])
+        try table.move(outer, to: inner, name: "A")
+        #expect(try table.location(of: file) == nil)
+        #expect(try table.location(of: outer) == nil)
+        #expect(try table.location(of: site)?.components == ["S"])
+    }
+
     @Test func pruningForgetsChildrenAListingNoLongerReports() throws {
         let table = try IdentityTable(path: nil)
         let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
@@ -150,6 +165,58 @@ import Testing
         let replaced = try table.node(for: sighting("report final.docx", fileID: "118"), in: site)
         #expect(replaced != original)
         #expect(try table.location(of: original) == nil)
+    }
+
+    /// A created file's node does not wait for the disk; anything that waits for it flushes
+    /// it (a durable write of the table, `makeDurable` naming it), and the connection is back
+    /// to synchronous=FULL after each deferred commit. At most `deferredLimit` wait.
+    @Test func aCreatedFilesNodeWaitsForTheDiskUntilAFlushedCommit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let table = try IdentityTable(path: path)
+        let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+        let created = try table.nodesOfCreatedFiles([sighting("new.txt")], in: site)[0].node
+        #expect(table.nodesWaitingForTheDisk == [created])
+        #expect(try table.synchronousSetting() == 2)
+        // Seen again (a listing that changes nothing): still waiting.
+        #expect(try table.nodes(for: [sighting("new.txt")], in: site).map(\.node) == [created])
+        #expect(table.nodesWaitingForTheDisk == [created])
+        try table.makeDurable([site])
+        #expect(table.nodesWaitingForTheDisk == [created])
+        try table.makeDurable([site, created])
+        #expect(table.nodesWaitingForTheDisk.isEmpty)
+        // A durable commit that changes a row flushes whatever waited before it.
+        let second = try table.nodesOfCreatedFiles([sighting("second.txt")], in: site)[0].node
+        #expect(table.nodesWaitingForTheDisk == [second])
+        _ = try table.node(for: sighting("Folder", collection: true), in: site)
+        #expect(table.nodesWaitingForTheDisk.isEmpty)
+        var made: [IdentityTable.Node] = []
+        for index in 0...IdentityTable.deferredLimit {
+            made += try table.nodesOfCreatedFiles([sighting("many \(index).txt")], in: site).map(\.node)
+        }
+        // The one past the limit waited for the disk, and flushed the others with it.
+        #expect(made.count == IdentityTable.deferredLimit + 1)
+        #expect(table.nodesWaitingForTheDisk.isEmpty)
+        #expect(try table.synchronousSetting() == 2)
+    }
+
+    /// Numbers a power cut could have taken back (deferred commits) are never handed out
+    /// again: each open moves the numbering on past more than can wait for the disk.
+    @Test func anOpenSkipsTheNumbersAPowerCutCouldHaveTakenBack() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        var last: IdentityTable.Node = 0
+        do {
+            let table = try IdentityTable(path: path)
+            let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
+            last = try table.nodesOfCreatedFiles([sighting("a.txt")], in: site)[0].node
+        }
+        let reopened = try IdentityTable(path: path)
+        let site = try #require(try reopened.existingNode(named: "S", in: IdentityTable.root))
+        #expect(try reopened.existingNode(named: "a.txt", in: site) == last)
+        let next = try reopened.node(for: sighting("b.txt"), in: site)
+        #expect(next > last + IdentityTable.skippedAtOpen - 1)
+        #expect(IdentityTable.skippedAtOpen > Int64(IdentityTable.deferredLimit))
     }
 
     @Test func numbersAndKeptTimesSurviveReopening() throws {

@@ -17,6 +17,7 @@ import Testing
         let root: URL
         let scratch: URL
         let tablePath: String
+        let table: IdentityTable
         let backend: WebDAVDocumentBackend
         let folder: ItemIdentifier
 
@@ -41,15 +42,33 @@ import Testing
     private func withServer(_ kind: LockingDAVServer, _ body: (World) throws -> Void) throws {
         try servingHarbourTower("puttag", start: { try kind.start(root: $0) }) { server, authorization, root, scratch in
             let tablePath = scratch.appendingPathComponent("identities.sqlite").path
+            let table = try IdentityTable(path: tablePath)
             let backend = WebDAVDocumentBackend(location: try #require(WebDAVLocation(server.collectionURL)),
                                                 credentials: FixedAuthorization(authorization),
-                                                identities: try IdentityTable(path: tablePath), logger: Logger(label: "test"))
+                                                identities: table, logger: Logger(label: "test"))
             let site = try #require(try backend.sites(after: nil, limit: 10).items.first { $0.name == "Harbour Tower" })
             let plans = try #require(try backend.children(of: site.identifier, after: nil, limit: 10).items.first { $0.name == "Plans" })
             // A listing that shows a file: the backend now knows whether the server tags files.
             _ = try backend.children(of: plans.identifier, after: nil, limit: 10)
             try body(World(server: server, authorization: authorization, root: root, scratch: scratch, tablePath: tablePath,
-                           backend: backend, folder: plans.identifier))
+                           table: table, backend: backend, folder: plans.identifier))
+        }
+    }
+
+    /// The number of a file just created is not fsynced with its PUT's answer (Apache's,
+    /// made here): it waits until something asks for it by name, and a remount still finds
+    /// the file, under the same number (the commit is in the WAL).
+    @Test func aNewFilesNumberWaitsForTheDiskUntilSomethingNamesIt() throws {
+        try withServer(.apache) { world in
+            let created = try world.backend.createFile(named: "waits.txt", in: world.folder, contentsOf: try world.upload("w\n"))
+            let node = try #require(IdentityTable.Node(created.identifier.id))
+            #expect(world.table.nodesWaitingForTheDisk == [node])
+            // Another item named: nothing to flush.
+            try world.backend.makeDurable([world.folder])
+            #expect(world.table.nodesWaitingForTheDisk == [node])
+            #expect(try world.listed("waits.txt", by: try world.remounted()).identifier == created.identifier)
+            try world.backend.makeDurable([world.folder, created.identifier])
+            #expect(world.table.nodesWaitingForTheDisk.isEmpty)
         }
     }
 
