@@ -226,6 +226,8 @@ let package = Package(
                 "SitefsSync", "SitefsStore", "SitefsProvider", "SitefsAPI", "SitefsTestSupport",
                 "SitefsConcurrency",
                 .product(name: "Logging", package: "swift-log"),
+                // A journal of an earlier version is made with SQLite itself.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

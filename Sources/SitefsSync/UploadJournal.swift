@@ -110,6 +110,12 @@ final class UploadJournal: Sendable {
         migrator.registerMigration("v8: small snapshots kept in their row") { db in
             try db.execute(sql: "ALTER TABLE jobs ADD COLUMN content BLOB")
         }
+        migrator.registerMigration("v9: no versions of local identifiers") { db in
+            // What a new file's create produced was kept under the identifier it had only
+            // until then (see `confirm`): one row per file ever made, never read.
+            try db.execute(sql: "DELETE FROM uploaded WHERE substr(id, 1, ?) = ?",
+                           arguments: [ItemIdentifier.localPrefix.utf8.count, ItemIdentifier.localPrefix])
+        }
         try migrator.migrate(queue)
         // A journal can open and still refuse writes (a read-only file): proved writable here.
         try queue.write { db in try writeProbe(in: db) }
@@ -172,7 +178,8 @@ final class UploadJournal: Sendable {
     }
 
     /// The server confirmed: the row goes, and what the upload turned into is remembered so
-    /// that a save based on the same version is rebased onto ours.
+    /// that a save based on the same version is rebased onto ours (not for a new file's
+    /// create: no save is based on it, and its local identifier is retired).
     /// `rekeyed`: a newer save of a file this confirmation created, now aimed at the server
     /// item; in the same transaction, so a crash cannot leave it a create of a file that exists.
     ///
@@ -246,8 +253,10 @@ final class UploadJournal: Sendable {
     private static func confirm(_ job: Uploader.Job, _ version: String, _ follower: Uploader.Job?,
                                 in db: Database) throws -> Database.TransactionCompletion {
         try db.cachedStatement(sql: "DELETE FROM jobs WHERE staged_path = ?").execute(arguments: [job.stagedPath])
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)").execute(
-                       arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+        if !job.identifier.isLocal {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO uploaded VALUES (?, ?, ?, ?)").execute(
+                           arguments: [job.identifier.site, job.identifier.id, job.baseVersion, version])
+        }
         if let follower {
             try db.cachedStatement(sql: "UPDATE jobs SET id = ?, base_version = ? WHERE staged_path = ?").execute(
                            arguments: [follower.identifier.id, follower.baseVersion, follower.stagedPath])

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 import SitefsConcurrency
 import SitefsProvider
@@ -114,6 +115,35 @@ final class JournaledContentTests {
         try Data("kept and more".utf8).write(to: URL(fileURLWithPath: path))
         try ContentDirectory.restoreSnapshot(at: path, content: Array("kept".utf8))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("kept".utf8))
+    }
+
+    /// What a save produced is kept so that a save based on the same version is rebased onto
+    /// it; a new file's create leaves nothing under its local identifier (retired at once,
+    /// never a save's base), and a journal that kept such rows loses them at its next open.
+    @Test func aNewFilesCreateLeavesNoVersionUnderItsLocalIdentifier() throws {
+        let site = ItemIdentifier.site("Harbour")
+        let server = ItemIdentifier(site: "Harbour", id: "17")
+        let created = try save("new", of: .local(in: "Harbour"), in: site, basedOn: nil, name: "new.txt")
+        let edited = try save("edit", of: server, in: site, basedOn: "v1", name: "plan.txt")
+        do {
+            let journal = try UploadJournal(path: journalPath, backendDurable: { _ in })
+            try journal.record(created)
+            try journal.record(edited)
+            try journal.confirmed(created, producing: "v9")
+            try journal.confirmed(edited, producing: "v2")
+            let versions = try journal.uploadedVersions()
+            #expect(versions.keys.sorted { $0.id < $1.id } == [server])
+            #expect(versions[server]?.base == "v1" && versions[server]?.result == "v2")
+        }
+        // A journal of an earlier version, with a row of a local identifier.
+        let queue = try DatabaseQueue(path: journalPath)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO uploaded VALUES (?, ?, NULL, 'v9')", arguments: [created.identifier.site, created.identifier.id])
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier LIKE 'v9%'")
+        }
+        try queue.close()
+        let reopened = try UploadJournal(path: journalPath, backendDurable: { _ in })
+        #expect(try reopened.uploadedVersions().keys.map(\.self) == [server])
     }
 
     @Test func aSaveRecordedAgainForTheSameSnapshotKeepsItsBytes() throws {
