@@ -9,6 +9,16 @@ import Testing
         .init(name: name, isCollection: collection, fileID: fileID)
     }
 
+    /// A table file of a test's own, in the temporary folder.
+    private static func temporaryTablePath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
+    }
+
+    /// The table at `path`, with its WAL and shared-memory files.
+    private static func removeTable(at path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     @Test func aPathKeepsItsNumberAndANewOneGetsANewNumber() throws {
         let table = try IdentityTable(path: nil)
         let site = try table.node(for: sighting("Harbour Tower", collection: true), in: IdentityTable.root)
@@ -171,8 +181,8 @@ import Testing
     /// it (a durable write of the table, `makeDurable` naming it), and the connection is back
     /// to synchronous=FULL after each deferred commit. At most `deferredLimit` wait.
     @Test func aCreatedFilesNodeWaitsForTheDiskUntilAFlushedCommit() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = Self.temporaryTablePath()
+        defer { Self.removeTable(at: path) }
         let table = try IdentityTable(path: path)
         let site = try table.node(for: sighting("S", collection: true), in: IdentityTable.root)
         let created = try table.nodesOfCreatedFiles([sighting("new.txt")], in: site)[0].node
@@ -203,8 +213,8 @@ import Testing
     /// Numbers a power cut could have taken back (deferred commits) are never handed out
     /// again: each open moves the numbering on past more than can wait for the disk.
     @Test func anOpenSkipsTheNumbersAPowerCutCouldHaveTakenBack() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = Self.temporaryTablePath()
+        defer { Self.removeTable(at: path) }
         var last: IdentityTable.Node = 0
         do {
             let table = try IdentityTable(path: path)
@@ -220,8 +230,8 @@ import Testing
     }
 
     @Test func numbersAndKeptTimesSurviveReopening() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("identities-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = Self.temporaryTablePath()
+        defer { Self.removeTable(at: path) }
         var node: IdentityTable.Node = 0
         do {
             let table = try IdentityTable(path: path)
