@@ -6,10 +6,10 @@ import GRDBSQLite
 /// For the metadata cache's bulk writes (every entry of a listing, twice: its item and its
 /// place in the listing): GRDB's `StatementArguments` boxes each value of each row, which
 /// cost the daemon more CPU than SQLite's own work in a cold listing of 100,000 files.
-/// The statement is the connection's cached one for `sql` (a write of one item, once per
-/// new file, compiled it each time): it is bound and stepped only between two calls of
-/// `insertRow`, inside one GRDB write on its queue, and left reset with no values bound, so
-/// whoever uses it next finds it as GRDB leaves a cached statement.
+/// The statement is the connection's cached one for `sql`, compiled once however often a
+/// single item is written (once per new file): it is bound and stepped only between two
+/// calls of `insertRow`, inside one GRDB write on its queue, and left reset with no values
+/// bound, so whoever uses it next finds it as GRDB leaves a cached statement.
 struct BulkInsert {
     private let statement: Statement
     private let connection: SQLiteConnection?

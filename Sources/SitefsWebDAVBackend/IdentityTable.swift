@@ -316,8 +316,7 @@ public final class IdentityTable: Sendable {
     public func location(of node: Node) throws -> Location? {
         guard node != Self.root else { return Location(components: [], isCollection: true, site: Self.root, parent: Self.root) }
         // Asked for every request the mount makes: one indexed lookup per level, up from the
-        // node, with a statement compiled once (a recursive query that sorted its rows cost
-        // the daemon a few percent of its CPU while it made 1,000 files). In one turn of the
+        // node, with a statement compiled once, and nothing sorted. In one turn of the
         // queue, which runs every write too, so no move can tear the chain meanwhile.
         return try queue.inDatabase { db in
             let up = try db.cachedStatement(sql: "SELECT parent, name, is_collection FROM nodes WHERE id = ?")
